@@ -1,0 +1,81 @@
+# otelcol-llmops — build, run and test the distribution.
+#
+#   make build     install the pinned ocb into .tools/ and build _build/otelcol-llmops
+#   make run       build, then run the collector on distro/config.yaml
+#   make test      unit tests, then end-to-end tests against the built binary
+#   make lint      gofmt and go vet
+#   make generate  regenerate committed code and docs (mdatagen, docs/metric-spec.md)
+#   make bench     benchmarks
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+
+OCB_VERSION := v0.161.0
+TOOLS_DIR   := $(CURDIR)/.tools
+OCB         := $(TOOLS_DIR)/builder-$(OCB_VERSION)
+MDATAGEN    := $(TOOLS_DIR)/mdatagen
+BUILD_DIR   := _build
+BINARY      := $(BUILD_DIR)/otelcol-llmops
+CONFIG      ?= distro/config.yaml
+
+# Everything the binary is compiled from: the distribution's Go sources
+# (components are packages of the root module, replaced into the build).
+GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.tools/*' -not -path './tests/*' -not -name '*_test.go' 2>/dev/null)
+
+.PHONY: all build run test unit-test e2e-test lint generate bench clean tools
+
+all: build
+
+tools: $(OCB) $(MDATAGEN)
+
+$(OCB):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+	mv $(TOOLS_DIR)/builder $(OCB)
+
+$(MDATAGEN): internal/tools/go.mod internal/tools/go.sum
+	@mkdir -p $(TOOLS_DIR)
+	$(GO) build -C internal/tools -o $(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
+
+# Generating the distribution's sources (and resolving its modules) is only
+# redone when the recipe or the root module's requirements change; otherwise a
+# build is a plain, cached `go build`.
+$(BUILD_DIR)/go.mod: builder-config.yaml go.mod go.sum $(OCB)
+	$(OCB) --config builder-config.yaml --skip-compilation
+	@touch $@
+
+$(BINARY): $(BUILD_DIR)/go.mod $(GO_SOURCES)
+	$(OCB) --config builder-config.yaml --skip-generate --skip-get-modules
+	@touch $@
+
+build: $(BINARY)
+
+run: build
+	./$(BINARY) --config $(CONFIG)
+
+unit-test:
+	$(GO) test -race -count=1 ./...
+
+e2e-test: build
+	OTELCOL_LLMOPS_BIN=$(CURDIR)/$(BINARY) $(GO) test -tags e2e -count=1 -timeout 15m ./tests/e2e/...
+
+test: unit-test e2e-test
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./tests/...
+
+generate: $(MDATAGEN)
+	@for f in $$(find receiver processor exporter connector extension -name metadata.yaml -not -path '*/testdata/*' 2>/dev/null); do \
+		echo "mdatagen $$f"; (cd $$(dirname $$f) && $(MDATAGEN) metadata.yaml); \
+	done
+	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,114 @@
+package spec
+
+// Unified metric names. Use these constants instead of string literals.
+const (
+	// GPU device (semantic conventions hw.*, plus documented extensions).
+	HwGpuMemoryUsage       = "hw.gpu.memory.usage"
+	HwGpuMemoryLimit       = "hw.gpu.memory.limit"
+	HwGpuMemoryReserved    = "hw.gpu.memory.reserved"
+	HwGpuMemoryUtilization = "hw.gpu.memory.utilization"
+	HwGpuUtilization       = "hw.gpu.utilization"
+	HwGpuSmUtilization     = "hw.gpu.sm.utilization"
+	HwGpuTensorUtilization = "hw.gpu.tensor.utilization"
+	HwGpuIo                = "hw.gpu.io"
+	HwGpuTemperature       = "hw.gpu.temperature"
+	HwGpuClockFrequency    = "hw.gpu.clock.frequency"
+	HwGpuThrottle          = "hw.gpu.throttle"
+	HwErrors               = "hw.errors"
+	HwPower                = "hw.power"
+	HwEnergy               = "hw.energy"
+	HwStatus               = "hw.status"
+
+	// Per process on a GPU.
+	ProcessGpuMemoryUsage = "process.gpu.memory.usage"
+	ProcessGpuUtilization = "process.gpu.utilization"
+
+	// Inference engine (semantic conventions gen_ai.server.*, plus llm.engine.*).
+	GenAIServerTimeToFirstToken   = "gen_ai.server.time_to_first_token"
+	GenAIServerTimePerOutputToken = "gen_ai.server.time_per_output_token"
+	GenAIServerRequestDuration    = "gen_ai.server.request.duration"
+	EngineRequestQueueDuration    = "llm.engine.request.queue.duration"
+	EngineRequestsRunning         = "llm.engine.requests.running"
+	EngineRequestsWaiting         = "llm.engine.requests.waiting"
+	EngineRequestsFinished        = "llm.engine.requests.finished"
+	EngineKvCacheUtilization      = "llm.engine.kv_cache.utilization"
+	EnginePrefixCacheQueries      = "llm.engine.prefix_cache.queries"
+	EnginePrefixCacheHits         = "llm.engine.prefix_cache.hits"
+	EngineTokens                  = "llm.engine.tokens"
+	EnginePreemptions             = "llm.engine.preemptions"
+	EngineUp                      = "llm.engine.up"
+	EngineScrapeDuration          = "llm.engine.scrape.duration"
+
+	// Profiles (profileimport).
+	ProfileMemoryAllocated        = "llm.profile.memory.allocated"
+	ProfileMemoryOutstanding      = "llm.profile.memory.outstanding"
+	ProfileAllocatorFragmentation = "llm.profile.allocator.fragmentation"
+
+	// Derived by rootcause.
+	HwGpuMemoryGrowthRate       = "hw.gpu.memory.growth_rate"
+	HwGpuMemoryTimeToExhaustion = "hw.gpu.memory.time_to_exhaustion"
+	EnginePrefixCacheHitRatio   = "llm.engine.prefix_cache.hit_ratio"
+)
+
+// Attribute names.
+const (
+	AttrHwID              = "hw.id"
+	AttrHwName            = "hw.name"
+	AttrHwVendor          = "hw.vendor"
+	AttrHwType            = "hw.type"
+	AttrHwState           = "hw.state"
+	AttrHwDriverVersion   = "hw.driver_version"
+	AttrHwGpuIndex        = "hw.gpu.index"
+	AttrHwGpuPciBusID     = "hw.gpu.pci_bus_id"
+	AttrHwGpuTask         = "hw.gpu.task"
+	AttrHwGpuClockType    = "hw.gpu.clock.type"
+	AttrHwGpuThrottleKind = "hw.gpu.throttle.reason"
+	AttrHwGpuXid          = "hw.gpu.xid"
+	AttrErrorType         = "error.type"
+	AttrNetworkIoDir      = "network.io.direction"
+
+	AttrProcessPid            = "process.pid"
+	AttrProcessExecutableName = "process.executable.name"
+	AttrContainerID           = "container.id"
+	AttrK8sPodUID             = "k8s.pod.uid"
+	AttrK8sPodName            = "k8s.pod.name"
+	AttrK8sNamespaceName      = "k8s.namespace.name"
+	AttrK8sContainerName      = "k8s.container.name"
+
+	AttrEngineName        = "llm.engine.name"
+	AttrEngineRank        = "llm.engine.rank"
+	AttrEngineTarget      = "llm.engine.target"
+	AttrGenAIRequestModel = "gen_ai.request.model"
+	AttrGenAITokenType    = "gen_ai.token.type"
+	AttrFinishReason      = "llm.finish_reason"
+
+	AttrProfileModulePath = "llm.profile.module_path"
+	AttrProfileDevice     = "llm.profile.device"
+	AttrProfileFile       = "llm.profile.file"
+)
+
+// Incident log record attribute names.
+const (
+	IncidentID         = "incident.id"
+	IncidentKind       = "incident.kind"
+	IncidentQuadrant   = "incident.quadrant"
+	IncidentSeverity   = "incident.severity"
+	IncidentState      = "incident.state"
+	IncidentScore      = "incident.score"
+	IncidentEvidence   = "incident.evidence"
+	IncidentLayerStack = "incident.layer_stack"
+	IncidentAction     = "incident.action"
+	IncidentStartTime  = "incident.start_time"
+)
+
+// Engine names carried in llm.engine.name.
+const (
+	EngineVLLM     = "vllm"
+	EngineTGI      = "tgi"
+	EngineSGLang   = "sglang"
+	EngineTRTLLM   = "trtllm"
+	EngineTriton   = "triton"
+	EngineNIM      = "nim"
+	EngineLlamaCpp = "llamacpp"
+	EngineCustom   = "custom"
+)

@@ -1,0 +1,44 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmops-otel/otelcol-llmops/tests/harness"
+)
+
+// TestDefaultConfigStartsWithoutGPU runs the binary on distro/config.yaml
+// exactly as `make run` does (on this machine there is no GPU and no
+// engine), with the listening ports moved to free ones through the
+// configuration's environment variables, and checks it becomes healthy and
+// serves its own telemetry on loopback.
+func TestDefaultConfigStartsWithoutGPU(t *testing.T) {
+	root := harness.RepoRoot(t)
+	cfg := filepath.Join(root, "distro", "config.yaml")
+	harness.Run(t, "validate", "--config", cfg)
+
+	health, telemetry := harness.FreePort(t), harness.FreePort(t)
+	harness.StartCollector(t, harness.Options{
+		Name:       "default-config",
+		ConfigPath: cfg,
+		HealthPort: health,
+		Env: []string{
+			fmt.Sprintf("LLMOPS_OTLP_GRPC_ENDPOINT=127.0.0.1:%d", harness.FreePort(t)),
+			fmt.Sprintf("LLMOPS_OTLP_HTTP_ENDPOINT=127.0.0.1:%d", harness.FreePort(t)),
+			fmt.Sprintf("LLMOPS_HEALTH_ENDPOINT=127.0.0.1:%d", health),
+			fmt.Sprintf("LLMOPS_TELEMETRY_PORT=%d", telemetry),
+		},
+	})
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry))
+	if err != nil {
+		t.Fatalf("own telemetry not served on loopback: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("own telemetry endpoint: %s", resp.Status)
+	}
+}
