@@ -60,7 +60,7 @@ unit-test:
 e2e-test: build
 	OTELCOL_LLMOPS_BIN=$(CURDIR)/$(BINARY) $(GO) test -tags e2e -count=1 -timeout 15m ./tests/e2e/...
 
-test: unit-test e2e-test
+test: lint unit-test e2e-test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \

@@ -162,7 +162,8 @@ func StartCollector(t testing.TB, opts Options) *Collector {
 	})
 
 	if err := c.waitHealthy(opts.HealthPort, opts.ReadyTimeout); err != nil {
-		t.Fatalf("%s did not become ready: %v\n---- log ----\n%s", opts.Name, err, c.Log())
+		// The cleanup above attaches the log to the failure.
+		t.Fatalf("%s did not become ready: %v", opts.Name, err)
 	}
 	return c
 }
