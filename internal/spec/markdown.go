@@ -12,7 +12,7 @@ var groupTitles = []struct {
 	title string
 	intro string
 }{
-	{GroupGPU, "GPU devices", "Emitted by the `nvml` receiver (or mapped from dcgm-exporter's `DCGM_FI_*` names by `llmnormalize`). `hw.id` is the GPU UUID and is present on every point."},
+	{GroupGPU, "GPU devices", "Emitted by the `nvml` receiver (or mapped from dcgm-exporter's `DCGM_FI_*` names by `llmnormalize`). `hw.id` is the GPU UUID and is present on every point; each GPU (or MIG device) is also one resource carrying `hw.id`, `hw.name`, `hw.vendor`, `hw.driver_version`, `hw.gpu.index`, `hw.gpu.pci_bus_id` and, for MIG devices, `hw.parent` and the instance ids."},
 	{GroupProcess, "GPU processes", "Emitted by the `nvml` receiver, one series per process and GPU, attributed to its container and pod when they can be found."},
 	{GroupEngine, "Inference engines", "Emitted under these names by `llmnormalize`, whatever the engine calls them. Histograms are in seconds; fractions are 0..1."},
 	{GroupProfile, "Profiles", "Emitted by the `profileimport` receiver from PyTorch/Kineto traces and CUDA memory snapshots."},
