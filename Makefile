@@ -18,12 +18,17 @@ MDATAGEN    := $(TOOLS_DIR)/mdatagen
 BUILD_DIR   := _build
 BINARY      := $(BUILD_DIR)/otelcol-llmops
 CONFIG      ?= distro/config.yaml
+FAKENVML    := $(BUILD_DIR)/fakenvml/libnvidia-ml.so.1
+
+# go-nvml's cgo preamble includes NVML's header, whose deprecation notices
+# would otherwise fill every cold build's output.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 # Everything the binary is compiled from: the distribution's Go sources
 # (components are packages of the root module, replaced into the build).
 GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.tools/*' -not -path './tests/*' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build run test unit-test e2e-test lint generate bench clean tools
+.PHONY: all build fakenvml run test unit-test e2e-test lint generate bench clean tools
 
 all: build
 
@@ -51,14 +56,21 @@ $(BINARY): $(BUILD_DIR)/go.mod $(GO_SOURCES)
 
 build: $(BINARY)
 
+# The fake NVML library: the GPU of the end-to-end tests and of the demo.
+$(FAKENVML): tests/fakenvml/fakenvml.c
+	@mkdir -p $(dir $@)
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -lpthread -lm
+
+fakenvml: $(FAKENVML)
+
 run: build
 	./$(BINARY) --config $(CONFIG)
 
 unit-test:
 	$(GO) test -race -count=1 ./...
 
-e2e-test: build
-	OTELCOL_LLMOPS_BIN=$(CURDIR)/$(BINARY) $(GO) test -tags e2e -count=1 -timeout 15m ./tests/e2e/...
+e2e-test: build $(FAKENVML)
+	OTELCOL_LLMOPS_BIN=$(CURDIR)/$(BINARY) OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -tags e2e -count=1 -timeout 15m ./tests/e2e/...
 
 test: lint unit-test e2e-test
 
@@ -74,8 +86,8 @@ generate: $(MDATAGEN)
 	done
 	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: $(FAKENVML)
+	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -61,8 +61,10 @@ type gpu struct {
 
 	unsupported [numCalls]bool
 
-	// failed is set while the GPU answers GPU_IS_LOST or UNKNOWN.
-	failed bool
+	// failed is set when the GPU answered GPU_IS_LOST or UNKNOWN during the
+	// current scrape; wasFailed remembers the previous scrape, so a GPU that
+	// stays lost is counted as lost once.
+	failed, wasFailed bool
 
 	// lastProcUtilTS is the newest process-utilization sample seen (µs),
 	// passed back to NVML so that each scrape gets only newer samples.

@@ -49,7 +49,7 @@ func (s *sample) reset() {
 
 // sampleGPU reads one GPU. It stops at the first sign that the GPU is lost.
 func (s *nvmlScraper) sampleGPU(g *gpu, smp *sample, now time.Time) {
-	g.failed = false
+	g.wasFailed, g.failed = g.failed, false
 	h := g.handle
 	ok := func(c call, ret nvml.Return) bool { return s.check(g, c, ret) }
 

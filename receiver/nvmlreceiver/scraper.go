@@ -279,7 +279,7 @@ func (s *nvmlScraper) check(g *gpu, c call, ret nvml.Return) bool {
 		s.logger.Debug("NVML query not supported; not asked again", zap.String("hw.id", g.uuid), zap.Stringer("call", c))
 		return false
 	case nvml.ERROR_GPU_IS_LOST, nvml.ERROR_UNKNOWN:
-		if !g.failed {
+		if !g.failed && !g.wasFailed {
 			s.telemetry.NvmlGpusLost.Add(context.Background(), 1, metric.WithAttributes(attribute.String("hw.id", g.uuid)))
 		}
 		g.failed = true

@@ -21,8 +21,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/metadata"
+	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/metadatatest"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/podresources"
 )
 
@@ -543,4 +547,81 @@ func TestShutdownWithoutStart(t *testing.T) {
 	if err := h.s.shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestGPMActivityFromTheSecondScrape(t *testing.T) {
+	f := newFleet()
+	dev := f.gpus[0].dev
+	dev.GpmQueryDeviceSupportFunc = func() (nvml.GpmSupport, nvml.Return) {
+		return nvml.GpmSupport{IsSupportedDevice: 1}, nvml.SUCCESS
+	}
+	samples := 0
+	dev.GpmSampleGetFunc = func(nvml.GpmSample) nvml.Return { samples++; return nvml.SUCCESS }
+	f.GpmMetricsGetFunc = func(req *nvml.GpmMetricsGetType) nvml.Return {
+		if req.Sample1 == nil || req.Sample2 == nil || req.Sample1 == req.Sample2 {
+			t.Errorf("GpmMetricsGet needs two distinct samples")
+		}
+		for i := 0; i < int(req.NumMetrics); i++ {
+			switch nvml.GpmMetricId(req.Metrics[i].MetricId) {
+			case nvml.GPM_METRIC_SM_UTIL:
+				req.Metrics[i].Value = 62.5
+			case nvml.GPM_METRIC_ANY_TENSOR_UTIL:
+				req.Metrics[i].Value = 41
+			case nvml.GPM_METRIC_DRAM_BW_UTIL:
+				req.Metrics[i].NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
+			}
+		}
+		return nvml.SUCCESS
+	}
+	h := newHarness(t, f, func(c *Config) { c.GPM = true })
+	h.start()
+	id := uuidOf(f, 0)
+	if v := points(h.scrape(), "hw.gpu.sm.utilization", id); len(v) != 0 {
+		t.Fatalf("GPM needs two samples, got a value from one: %v", v)
+	}
+	m := h.scrape()
+	if v := points(m, "hw.gpu.sm.utilization", id); v[""] != 0.625 {
+		t.Fatalf("sm activity: %v", v)
+	}
+	if v := points(m, "hw.gpu.tensor.utilization", id); v[""] != 0.41 {
+		t.Fatalf("tensor activity: %v", v)
+	}
+	if v := points(m, "hw.gpu.dram.utilization", id); len(v) != 0 {
+		t.Fatalf("a metric GPM could not compute was reported: %v", v)
+	}
+	if v := points(m, "hw.gpu.sm.utilization", uuidOf(f, 1)); len(v) != 0 {
+		t.Fatalf("GPM values on a GPU without GPM support: %v", v)
+	}
+	if samples != 2 {
+		t.Fatalf("%d GPM samples taken, want one per scrape", samples)
+	}
+}
+
+func TestLostGPUIsCountedInOwnTelemetry(t *testing.T) {
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+	f := newFleet()
+	cfg := createDefaultConfig().(*Config)
+	cfg.ProcRoot = t.TempDir()
+	cfg.XIDEvents = false
+	s, err := newScraper(cfg, metadatatest.NewSettings(tt), func(string) nvml.Interface { return f })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.shutdown(context.Background()) })
+	f.set(5, func(g *fakeGPU) { g.fail = nvml.ERROR_GPU_IS_LOST })
+	for range 3 {
+		if _, err := s.scrape(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := attribute.NewSet(attribute.String("hw.id", uuidOf(f, 5)))
+	// Lost once (not once per scrape), and each failed scrape is an error.
+	metadatatest.AssertEqualNvmlGpusLost(t, tt, []metricdata.DataPoint[int64]{{Attributes: lost, Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualNvmlScrapeErrors(t, tt, []metricdata.DataPoint[int64]{{Attributes: lost, Value: 3}},
+		metricdatatest.IgnoreTimestamp())
 }

@@ -251,3 +251,21 @@ func Run(t testing.TB, args ...string) []byte {
 	}
 	return out
 }
+
+// FakeNVMLEnv names the environment variable that points at the fake NVML
+// library built from tests/fakenvml (`make fakenvml`).
+const FakeNVMLEnv = "OTELCOL_LLMOPS_FAKENVML"
+
+// FakeNVML returns the path of the fake NVML library, failing the test with
+// instructions when it has not been built.
+func FakeNVML(t testing.TB) string {
+	t.Helper()
+	path := os.Getenv(FakeNVMLEnv)
+	if path == "" {
+		path = filepath.Join(RepoRoot(t), "_build", "fakenvml", "libnvidia-ml.so.1")
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("fake NVML library not found at %s (%v): run `make fakenvml`", path, err)
+	}
+	return path
+}
