@@ -174,9 +174,9 @@ func eachPoint(rm pmetric.ResourceMetrics, fn func(pmetric.Metric, pcommon.Map))
 	}
 }
 
-// processMemory returns the leaking process's memory samples in arrival order.
-func processMemory(m pmetric.Metrics, gpu string, pid int64) []int64 {
-	var out []int64
+// gpuPoints calls fn for every point of metric name on GPU gpu, in
+// arrival order.
+func gpuPoints(m pmetric.Metrics, gpu, name string, fn func(pmetric.NumberDataPoint)) {
 	rms := m.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
@@ -187,48 +187,36 @@ func processMemory(m pmetric.Metrics, gpu string, pid int64) []int64 {
 		for j := 0; j < sms.Len(); j++ {
 			ms := sms.At(j).Metrics()
 			for k := 0; k < ms.Len(); k++ {
-				mt := ms.At(k)
-				if mt.Name() != spec.ProcessGpuMemoryUsage {
-					continue
-				}
-				dps := mt.Sum().DataPoints()
-				for p := 0; p < dps.Len(); p++ {
-					if v, _ := dps.At(p).Attributes().Get("process.pid"); v.Int() == pid {
-						out = append(out, dps.At(p).IntValue())
+				if mt := ms.At(k); mt.Name() == name && mt.Type() == pmetric.MetricTypeSum {
+					dps := mt.Sum().DataPoints()
+					for p := 0; p < dps.Len(); p++ {
+						fn(dps.At(p))
 					}
 				}
 			}
 		}
 	}
+}
+
+// processMemory returns a process's memory samples in arrival order.
+func processMemory(m pmetric.Metrics, gpu string, pid int64) []int64 {
+	var out []int64
+	gpuPoints(m, gpu, spec.ProcessGpuMemoryUsage, func(dp pmetric.NumberDataPoint) {
+		if v, _ := dp.Attributes().Get("process.pid"); v.Int() == pid {
+			out = append(out, dp.IntValue())
+		}
+	})
 	return out
 }
 
 // xidCount returns the newest hw.errors{error.type=xid} count for a code.
 func xidCount(m pmetric.Metrics, gpu string, code int64) int64 {
 	var n int64
-	rms := m.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		rm := rms.At(i)
-		if str(rm.Resource().Attributes(), "hw.id") != gpu {
-			continue
+	gpuPoints(m, gpu, spec.HwErrors, func(dp pmetric.NumberDataPoint) {
+		a := dp.Attributes()
+		if x, ok := a.Get("hw.gpu.xid"); ok && x.Int() == code && str(a, "error.type") == "xid" {
+			n = dp.IntValue()
 		}
-		sms := rm.ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				mt := ms.At(k)
-				if mt.Name() != spec.HwErrors {
-					continue
-				}
-				dps := mt.Sum().DataPoints()
-				for p := 0; p < dps.Len(); p++ {
-					a := dps.At(p).Attributes()
-					if x, ok := a.Get("hw.gpu.xid"); ok && x.Int() == code && str(a, "error.type") == "xid" {
-						n = dps.At(p).IntValue()
-					}
-				}
-			}
-		}
-	}
+	})
 	return n
 }
