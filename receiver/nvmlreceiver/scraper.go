@@ -3,7 +3,6 @@ package nvmlreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/n
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -16,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/ratelimit"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/metadata"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/podresources"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/procinfo"
@@ -41,7 +41,7 @@ type nvmlScraper struct {
 	procs     *procinfo.Reader
 	podClient *podresources.Client
 	pods      podLookup
-	warn      *rateLimiter
+	warn      *ratelimit.Limiter
 	now       func() time.Time
 
 	host component.Host
@@ -75,7 +75,7 @@ func newScraper(cfg *Config, set receiver.Settings, newLib newLibraryFunc) (*nvm
 		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		telemetry: tb,
 		procs:     procinfo.NewReader(cfg.ProcRoot),
-		warn:      newRateLimiter(cfg.WarningInterval),
+		warn:      ratelimit.New(cfg.WarningInterval),
 		now:       time.Now,
 		seen:      map[uint32]struct{}{},
 	}, nil
@@ -105,7 +105,7 @@ func (s *nvmlScraper) tryInit() {
 			"on a node without an NVIDIA driver this is expected, otherwise check that the driver is installed "+
 			"and its libnvidia-ml.so.1 is visible to the collector (retrying every %s)",
 			s.cfg.LibraryPath, errorString(lib, ret), s.cfg.InitRetryInterval)
-		if s.warn.allow("init") {
+		if s.warn.Allow("init") {
 			s.logger.Warn(err.Error())
 		}
 		s.reportStatus(componentstatus.NewRecoverableErrorEvent(err))
@@ -295,7 +295,7 @@ func (s *nvmlScraper) check(g *gpu, c call, ret nvml.Return) bool {
 
 func (s *nvmlScraper) countError(g *gpu, c call, ret nvml.Return) {
 	s.telemetry.NvmlScrapeErrors.Add(context.Background(), 1, metric.WithAttributes(attribute.String("hw.id", g.uuid)))
-	if s.warn.allow(g.uuid + "/" + c.String() + "/" + fmt.Sprint(int32(ret))) {
+	if s.warn.Allow(g.uuid + "/" + c.String() + "/" + fmt.Sprint(int32(ret))) {
 		s.logger.Warn("NVML query failed; the GPU's points are skipped this scrape",
 			zap.String("hw.id", g.uuid), zap.Stringer("call", c), zap.String("nvml", errorString(s.lib, ret)))
 	}
@@ -309,30 +309,4 @@ func errorString(lib nvml.Interface, ret nvml.Return) string {
 		return fmt.Sprintf("NVML error %d", int32(ret))
 	}
 	return s
-}
-
-// rateLimiter allows one event per key per interval, for warnings that would
-// otherwise repeat every scrape.
-type rateLimiter struct {
-	mu       sync.Mutex
-	interval time.Duration
-	last     map[string]time.Time
-}
-
-func newRateLimiter(interval time.Duration) *rateLimiter {
-	return &rateLimiter{interval: interval, last: map[string]time.Time{}}
-}
-
-func (r *rateLimiter) allow(key string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := time.Now()
-	if t, ok := r.last[key]; ok && now.Sub(t) < r.interval {
-		return false
-	}
-	if len(r.last) > 4096 { // bound the map if keys churn (pids, codes)
-		clear(r.last)
-	}
-	r.last[key] = now
-	return true
 }
