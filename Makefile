@@ -28,7 +28,7 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 # (components are packages of the root module, replaced into the build).
 GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.tools/*' -not -path './tests/*' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build fakenvml run test unit-test e2e-test lint generate bench clean tools
+.PHONY: all build fakenvml fuzz run test unit-test e2e-test lint generate bench clean tools
 
 all: build
 
@@ -72,7 +72,22 @@ unit-test:
 e2e-test: build $(FAKENVML)
 	OTELCOL_LLMOPS_BIN=$(CURDIR)/$(BINARY) OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -tags e2e -count=1 -timeout 15m ./tests/e2e/...
 
-test: lint unit-test e2e-test
+# Every parser of outside input has a fuzz target; CI runs each briefly.
+FUZZ_TIME ?= 10s
+FUZZ_TARGETS := \
+	./receiver/llmenginereceiver/internal/expo:FuzzConvert \
+	./receiver/llmenginereceiver/internal/expo:FuzzFastFloat \
+	./receiver/nvmlreceiver/internal/procinfo:FuzzParseCgroup \
+	./receiver/nvmlreceiver/internal/procinfo:FuzzParseStartTime
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZ_TIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; \
+	done
+
+test: lint unit-test fuzz e2e-test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -88,6 +103,7 @@ generate: $(MDATAGEN)
 
 bench: $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
+	cd bench && $(GO) run ./llmengine
 
 clean:
 	rm -rf $(BUILD_DIR)

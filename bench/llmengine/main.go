@@ -1,0 +1,280 @@
+// Command llmengine compares, in one run, the CPU time and allocations one
+// scrape costs in the llmengine receiver and in contrib's prometheus
+// receiver, both scraping the same engine replay server (a separate process,
+// so its serving cost is not counted): the vLLM fixture and a generated
+// exposition of 10,000 series. It prints a table and the ratios; the
+// target is at most half the CPU of the prometheus receiver per scrape.
+//
+//	go run ./llmengine [-duration 5s] [-interval 50ms]   (from bench/; `make bench` runs it)
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver"
+)
+
+func main() {
+	duration := flag.Duration("duration", 5*time.Second, "measurement window per receiver and exposition")
+	interval := flag.Duration("interval", 50*time.Millisecond, "scrape interval of both receivers")
+	flag.Parse()
+	if err := run(*duration, *interval); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	scrapes        int64
+	cpuPerScrape   time.Duration
+	allocsPerScrap float64
+	bytesPerScrape float64
+}
+
+func run(duration, interval time.Duration) error {
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "llmengine-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	replay := filepath.Join(tmp, "enginereplay")
+	build := exec.Command("go", "build", "-o", replay, "./tests/enginereplay/cmd/enginereplay")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the replay server: %v\n%s", err, out)
+	}
+	big := filepath.Join(tmp, "10k.prom")
+	if err := os.WriteFile(big, generate10k(), 0o644); err != nil {
+		return err
+	}
+
+	fmt.Printf("%-22s %-12s %8s %14s %14s %14s\n", "exposition", "receiver", "scrapes", "CPU/scrape", "allocs/scrape", "bytes/scrape")
+	for _, expo := range []struct{ name, fixture string }{
+		{"vLLM fixture", filepath.Join(root, "tests", "enginereplay", "fixtures", "vllm.prom")},
+		{"10,000 series", big},
+	} {
+		base, stop, err := startReplay(replay, expo.fixture)
+		if err != nil {
+			return err
+		}
+		ours, err := measure(newLLMEngine(base+"/metrics", interval), duration)
+		if err != nil {
+			stop()
+			return fmt.Errorf("llmengine: %w", err)
+		}
+		prom, err := measure(newPrometheus(base, interval), duration)
+		stop()
+		if err != nil {
+			return fmt.Errorf("prometheus: %w", err)
+		}
+		for _, r := range []struct {
+			name string
+			res  result
+		}{{"llmengine", ours}, {"prometheus", prom}} {
+			fmt.Printf("%-22s %-12s %8d %14s %14.0f %14.0f\n", expo.name, r.name, r.res.scrapes,
+				r.res.cpuPerScrape.Round(time.Microsecond), r.res.allocsPerScrap, r.res.bytesPerScrape)
+		}
+		cpuRatio := float64(ours.cpuPerScrape) / float64(prom.cpuPerScrape)
+		verdict := "meets"
+		if cpuRatio > 0.5 {
+			verdict = "MISSES"
+		}
+		fmt.Printf("%-22s ratio llmengine/prometheus: CPU %.2f (%s the ≤0.50 target), allocations %.2f\n\n",
+			expo.name, cpuRatio, verdict, ours.allocsPerScrap/prom.allocsPerScrap)
+	}
+	return nil
+}
+
+type factoryRun struct {
+	factory receiver.Factory
+	cfg     any
+}
+
+func newLLMEngine(endpoint string, interval time.Duration) factoryRun {
+	f := llmenginereceiver.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	cm := confmap.NewFromStringMap(map[string]any{
+		"collection_interval": interval.String(),
+		"initial_delay":       "0s",
+		"timeout":             interval.String(),
+		"targets":             []any{map[string]any{"endpoint": endpoint}},
+	})
+	if err := cm.Unmarshal(cfg); err != nil {
+		panic(err)
+	}
+	return factoryRun{f, cfg}
+}
+
+func newPrometheus(base string, interval time.Duration) factoryRun {
+	f := prometheusreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	host := strings.TrimPrefix(base, "http://")
+	cm := confmap.NewFromStringMap(map[string]any{
+		"config": map[string]any{
+			"scrape_configs": []any{map[string]any{
+				"job_name":        "bench",
+				"scrape_interval": interval.String(),
+				"scrape_timeout":  interval.String(),
+				"metrics_path":    "/metrics",
+				"static_configs":  []any{map[string]any{"targets": []any{host}}},
+			}},
+		},
+	})
+	if err := cm.Unmarshal(cfg); err != nil {
+		panic(err)
+	}
+	return factoryRun{f, cfg}
+}
+
+// measure runs a receiver, waits for two warm-up scrapes, then counts the
+// process's CPU time and allocations over the window, per scrape.
+func measure(fr factoryRun, window time.Duration) (result, error) {
+	var scrapes atomic.Int64
+	sink, _ := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
+		if md.DataPointCount() > 10 {
+			scrapes.Add(1)
+		}
+		return nil
+	})
+	r, err := fr.factory.CreateMetrics(context.Background(), receivertest.NewNopSettings(fr.factory.Type()), fr.cfg, sink)
+	if err != nil {
+		return result{}, err
+	}
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		return result{}, err
+	}
+	defer func() { _ = r.Shutdown(context.Background()) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for scrapes.Load() < 2 {
+		if time.Now().After(deadline) {
+			return result{}, fmt.Errorf("no scrapes within 30s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.GC()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0, n0 := cpuTime(), scrapes.Load()
+	time.Sleep(window)
+	cpu1, n1 := cpuTime(), scrapes.Load()
+	runtime.ReadMemStats(&ms1)
+	n := n1 - n0
+	if n == 0 {
+		return result{}, fmt.Errorf("no scrapes in the window")
+	}
+	return result{
+		scrapes:        n,
+		cpuPerScrape:   (cpu1 - cpu0) / time.Duration(n),
+		allocsPerScrap: float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
+		bytesPerScrape: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
+	}, nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startReplay(bin, fixture string) (string, func(), error) {
+	cmd := exec.Command(bin, "-engine", "vllm", "-fixture", fixture, "-listen", "127.0.0.1:0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); _ = cmd.Wait() }
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "listening ") {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return strings.TrimPrefix(line, "listening "), stop, nil
+		}
+	}
+	stop()
+	return "", nil, fmt.Errorf("replay server did not start")
+}
+
+// generate10k writes an exposition of 10,000 series in 50 families shaped
+// like an engine's: counters, gauges and histograms with model and rank
+// labels.
+func generate10k() []byte {
+	var b strings.Builder
+	series := 0
+	for f := 0; series < 10000; f++ {
+		switch f % 3 {
+		case 0:
+			fmt.Fprintf(&b, "# HELP bench:counter_%d_total A counter.\n# TYPE bench:counter_%d_total counter\n", f, f)
+			for i := 0; i < 250 && series < 10000; i++ {
+				fmt.Fprintf(&b, "bench:counter_%d_total{model_name=\"model-%d\",engine=\"%d\"} %d\n", f, i%16, i/16, 1000+i*7)
+				series++
+			}
+		case 1:
+			fmt.Fprintf(&b, "# HELP bench:gauge_%d A gauge.\n# TYPE bench:gauge_%d gauge\n", f, f)
+			for i := 0; i < 250 && series < 10000; i++ {
+				fmt.Fprintf(&b, "bench:gauge_%d{model_name=\"model-%d\",engine=\"%d\"} %g\n", f, i%16, i/16, float64(i)/250)
+				series++
+			}
+		default:
+			fmt.Fprintf(&b, "# HELP bench:latency_%d_seconds A histogram.\n# TYPE bench:latency_%d_seconds histogram\n", f, f)
+			bounds := []string{"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "+Inf"}
+			for i := 0; i < 20 && series < 10000; i++ {
+				lbl := fmt.Sprintf("model_name=\"model-%d\",engine=\"%d\"", i%16, i/16)
+				for j, le := range bounds {
+					fmt.Fprintf(&b, "bench:latency_%d_seconds_bucket{%s,le=\"%s\"} %d\n", f, lbl, le, (j+1)*10)
+				}
+				fmt.Fprintf(&b, "bench:latency_%d_seconds_sum{%s} %g\n", f, lbl, 12.5)
+				fmt.Fprintf(&b, "bench:latency_%d_seconds_count{%s} %d\n", f, lbl, len(bounds)*10)
+				series += len(bounds) + 2
+			}
+		}
+	}
+	return []byte(b.String())
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "builder-config.yaml")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("run from inside the repository")
+		}
+		dir = parent
+	}
+}

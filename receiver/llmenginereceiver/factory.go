@@ -1,0 +1,42 @@
+package llmenginereceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver/internal/metadata"
+)
+
+const (
+	defaultCollectionInterval = 10 * time.Second
+	defaultTimeout            = 5 * time.Second
+	defaultMaxBodySize        = 16 << 20
+	defaultWarningInterval    = 5 * time.Minute
+)
+
+// NewFactory returns the factory of the llmengine receiver.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(metadata.Type, createDefaultConfig,
+		receiver.WithMetrics(createMetrics, metadata.MetricsStability))
+}
+
+func createDefaultConfig() component.Config {
+	cc := scraperhelper.NewDefaultControllerConfig()
+	cc.CollectionInterval = defaultCollectionInterval
+	cc.Timeout = defaultTimeout
+	return &Config{
+		ControllerConfig:     cc,
+		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MaxBodySize:          defaultMaxBodySize,
+		WarningInterval:      defaultWarningInterval,
+	}
+}
+
+func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
+	return newReceiver(cfg.(*Config), set, next)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package expo
+
+const raceEnabled = false

@@ -1,0 +1,7 @@
+//go:build race
+
+package expo
+
+// raceEnabled: the race detector allocates and slows everything down, so
+// allocation counts and long loops are skipped under it.
+const raceEnabled = true

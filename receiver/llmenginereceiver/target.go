@@ -1,0 +1,354 @@
+package llmenginereceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver"
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
+	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver/internal/expo"
+	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver/internal/metadata"
+)
+
+// acceptHeader asks for OpenMetrics first, as Prometheus does: it carries
+// _created start times and ends with # EOF, so a truncated body is detected.
+const acceptHeader = "application/openmetrics-text;version=1.0.0;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+// infoRefresh is how often a target's model is re-read from its info
+// endpoint (TGI /info, llama.cpp /props), besides after a detected change.
+const infoRefresh = 10 * time.Minute
+
+type target struct {
+	r        *engineReceiver
+	cfg      TargetConfig
+	endpoint string
+	client   *http.Client
+	conv     *expo.Converter
+	mb       *metadata.MetricsBuilder
+
+	engine      string // configured, detected, or "" while unknown
+	autoDetect  bool
+	fingerprint uint64
+	names       []string
+
+	infoModel string
+	infoAt    time.Time
+	failing   bool
+
+	// buf is reused for every scrape body: a body is about the same size
+	// each time, so after the first scrape reading it allocates nothing.
+	buf bytes.Buffer
+}
+
+func newTarget(ctx context.Context, r *engineReceiver, tc TargetConfig, host component.Host) (*target, error) {
+	cc := tc.ClientConfig
+	cc.Timeout = r.timeout(tc)
+	client, err := cc.ToClient(ctx, host.GetExtensions(), r.set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{
+		r: r, cfg: tc, endpoint: tc.Endpoint, client: client,
+		conv: expo.NewConverter(expo.Options{}),
+		mb:   metadata.NewMetricsBuilder(r.cfg.MetricsBuilderConfig, r.set),
+	}
+	switch tc.Engine {
+	case "", EngineAuto:
+		t.autoDetect = true
+	default:
+		t.engine = tc.Engine
+	}
+	return t, nil
+}
+
+func (t *target) run(ctx context.Context) {
+	if d := t.r.cfg.InitialDelay; d > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+	}
+	tick := time.NewTicker(t.r.interval(t.cfg))
+	defer tick.Stop()
+	for {
+		t.scrapeOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// scrapeOnce scrapes the target and hands the result to the pipeline. A
+// failed scrape still reports llm.engine.up = 0 and the time it took.
+func (t *target) scrapeOnce(ctx context.Context) {
+	start := time.Now()
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(metadata.ScopeName)
+
+	err := t.scrape(ctx, start, sm.Metrics())
+	up := int64(1)
+	if err != nil {
+		up = 0
+		sm.Metrics().RemoveIf(func(pmetric.Metric) bool { return true })
+		t.r.telemetry.LlmengineScrapeFailures.Add(ctx, 1, metric.WithAttributes(attribute.String("llm.engine.target", t.endpoint)))
+		if t.r.warn.Allow(t.endpoint) {
+			t.r.logger().Warn("engine scrape failed; llm.engine.up=0 until it recovers",
+				zap.String("target", t.endpoint), zap.String("engine", t.engineName()), zap.Error(err))
+		}
+		t.failing = true
+	} else if t.failing {
+		t.failing = false
+		t.r.warn.Reset(t.endpoint)
+		t.r.logger().Info("engine target recovered", zap.String("target", t.endpoint))
+	}
+
+	name := t.engineName()
+	now := pcommon.NewTimestampFromTime(time.Now())
+	t.mb.RecordLlmEngineUpDataPoint(now, up, name, t.endpoint)
+	t.mb.RecordLlmEngineScrapeDurationDataPoint(now, time.Since(start).Seconds(), name, t.endpoint)
+	own := t.mb.Emit()
+	if own.ResourceMetrics().Len() > 0 {
+		own.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().MoveAndAppendTo(sm.Metrics())
+	}
+
+	rb := t.mb.NewResourceBuilder()
+	rb.SetLlmEngineName(name)
+	rb.SetLlmEngineTarget(t.endpoint)
+	if m := t.model(sm.Metrics()); m != "" {
+		rb.SetGenAiRequestModel(m)
+	}
+	rb.Emit().CopyTo(rm.Resource())
+	for k, v := range t.cfg.ResourceAttributes {
+		rm.Resource().Attributes().PutStr(k, v)
+	}
+
+	obsCtx := t.r.obsrecv.StartMetricsOp(ctx)
+	points := md.DataPointCount()
+	cerr := t.r.next.ConsumeMetrics(ctx, md)
+	t.r.obsrecv.EndMetricsOp(obsCtx, metadata.Type.String(), points, cerr)
+}
+
+func (t *target) engineName() string {
+	if t.engine == "" {
+		return spec.EngineCustom
+	}
+	return t.engine
+}
+
+// scrape fetches and converts one exposition into dst. On any error dst is
+// left for the caller to discard: no partial data leaves a failed scrape.
+func (t *target) scrape(ctx context.Context, now time.Time, dst pmetric.MetricSlice) error {
+	t.buf.Reset()
+	contentType, err := t.fetchInto(ctx, &t.buf, t.endpoint, acceptHeader)
+	if err != nil {
+		return err
+	}
+	body := t.buf.Bytes()
+	stats, err := t.conv.Convert(body, expo.FormatFromContentType(contentType), now, dst)
+	if err != nil {
+		return fmt.Errorf("unparsable exposition from %s: %w", t.endpoint, err)
+	}
+	if skipped := stats.DuplicateSeries + stats.InvalidSeries; skipped > 0 {
+		t.r.telemetry.LlmengineSeriesSkipped.Add(ctx, int64(skipped), metric.WithAttributes(attribute.String("llm.engine.target", t.endpoint)))
+		if t.r.warn.Allow(t.endpoint + "/skipped") {
+			t.r.logger().Warn("engine exposition has series that were skipped",
+				zap.String("target", t.endpoint), zap.Int("duplicate", stats.DuplicateSeries),
+				zap.Int("invalid", stats.InvalidSeries), zap.Strings("problems", stats.Problems))
+		}
+	}
+	t.names = t.names[:0]
+	for i := 0; i < dst.Len(); i++ {
+		t.names = append(t.names, dst.At(i).Name())
+	}
+	if fp := namesFingerprint(t.names); fp != t.fingerprint {
+		changed := t.fingerprint != 0
+		t.fingerprint = fp
+		t.infoAt = time.Time{} // re-read the model too
+		if t.autoDetect {
+			if e := detectEngine(t.names, t.endpoint); e != t.engine {
+				if changed || t.engine != "" {
+					t.r.logger().Info("engine re-detected after its metric names changed",
+						zap.String("target", t.endpoint), zap.String("from", t.engineName()), zap.String("to", e))
+				}
+				t.engine = e
+			}
+		}
+	}
+	return nil
+}
+
+// fetchInto GETs url into buf with a body limit and returns the
+// Content-Type.
+func (t *target) fetchInto(ctx context.Context, buf *bytes.Buffer, u, accept string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return "", fmt.Errorf("%s answered %s", u, resp.Status)
+	}
+	limit := t.r.cfg.MaxBodySize
+	if resp.ContentLength > limit {
+		return "", fmt.Errorf("%s announced %d bytes, more than max_body_size (%d); raise max_body_size if this is expected", u, resp.ContentLength, limit)
+	}
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1)); err != nil {
+		return "", fmt.Errorf("reading %s: %w", u, err)
+	}
+	if int64(buf.Len()) > limit {
+		return "", fmt.Errorf("%s sent more than max_body_size (%d bytes); raise max_body_size if this is expected", u, limit)
+	}
+	return resp.Header.Get("Content-Type"), nil
+}
+
+// model returns the model the target serves: the configured one, else the
+// one its series name (when they name exactly one), else the one its info
+// endpoint reports.
+func (t *target) model(ms pmetric.MetricSlice) string {
+	if t.cfg.Model != "" {
+		return t.cfg.Model
+	}
+	if m, ok := modelFromLabels(ms); ok {
+		return m
+	}
+	return t.modelFromInfo()
+}
+
+var modelLabels = []string{"model_name", "model"}
+
+// modelFromLabels returns the single model named by the points' labels;
+// false when none or several are named (a Triton serving many models).
+func modelFromLabels(ms pmetric.MetricSlice) (string, bool) {
+	found := ""
+	for i := 0; i < ms.Len(); i++ {
+		var attrsAt func(int) pcommon.Map
+		var n int
+		m := ms.At(i)
+		switch m.Type() {
+		case pmetric.MetricTypeGauge:
+			dps := m.Gauge().DataPoints()
+			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
+		case pmetric.MetricTypeSum:
+			dps := m.Sum().DataPoints()
+			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
+		case pmetric.MetricTypeHistogram:
+			dps := m.Histogram().DataPoints()
+			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
+		case pmetric.MetricTypeSummary:
+			dps := m.Summary().DataPoints()
+			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
+		}
+		for j := 0; j < n; j++ {
+			attrs := attrsAt(j)
+			for _, l := range modelLabels {
+				if v, ok := attrs.Get(l); ok && v.Str() != "" {
+					if found != "" && found != v.Str() {
+						return "", false
+					}
+					found = v.Str()
+					break
+				}
+			}
+		}
+	}
+	return found, found != ""
+}
+
+// modelFromInfo asks TGI's /info or llama.cpp's /props and /v1/models, at
+// most every infoRefresh; a failure keeps the last known model.
+func (t *target) modelFromInfo() string {
+	if t.engine != spec.EngineTGI && t.engine != spec.EngineLlamaCpp {
+		return ""
+	}
+	if !t.infoAt.IsZero() && time.Since(t.infoAt) < infoRefresh {
+		return t.infoModel
+	}
+	t.infoAt = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), t.r.timeout(t.cfg))
+	defer cancel()
+	var m string
+	var err error
+	if t.engine == spec.EngineTGI {
+		m, err = t.jsonField(ctx, "/info", func(raw []byte) (string, error) {
+			var v struct {
+				ModelID string `json:"model_id"`
+			}
+			return v.ModelID, json.Unmarshal(raw, &v)
+		})
+	} else {
+		m, err = t.jsonField(ctx, "/props", func(raw []byte) (string, error) {
+			var v struct {
+				ModelPath string `json:"model_path"`
+				Alias     string `json:"model_alias"`
+			}
+			err := json.Unmarshal(raw, &v)
+			if v.Alias != "" {
+				return v.Alias, err
+			}
+			return path.Base(v.ModelPath), err
+		})
+		if err != nil || m == "" || m == "." {
+			m, err = t.jsonField(ctx, "/v1/models", func(raw []byte) (string, error) {
+				var v struct {
+					Data []struct {
+						ID string `json:"id"`
+					} `json:"data"`
+				}
+				if err := json.Unmarshal(raw, &v); err != nil || len(v.Data) == 0 {
+					return "", errors.Join(err, errors.New("no models listed"))
+				}
+				return v.Data[0].ID, nil
+			})
+		}
+	}
+	if err != nil {
+		if t.r.warn.Allow(t.endpoint + "/info") {
+			t.r.logger().Warn("could not read the model from the engine's info endpoint; set `model` on the target to name it",
+				zap.String("target", t.endpoint), zap.Error(err))
+		}
+		return t.infoModel
+	}
+	t.infoModel = m
+	return m
+}
+
+func (t *target) jsonField(ctx context.Context, p string, decode func([]byte) (string, error)) (string, error) {
+	u, err := url.Parse(t.endpoint)
+	if err != nil {
+		return "", err
+	}
+	u.Path, u.RawQuery = p, ""
+	var body bytes.Buffer
+	if _, err := t.fetchInto(ctx, &body, u.String(), "application/json"); err != nil {
+		return "", err
+	}
+	return decode(body.Bytes())
+}
