@@ -327,4 +327,3 @@ func TestResourceAttributesAndUpPoints(t *testing.T) {
 		}
 	}
 }
-
