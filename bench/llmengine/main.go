@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -33,9 +34,22 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver"
 )
 
+var (
+	profileDir string
+	idle       time.Duration
+)
+
+func idleCPU(window time.Duration) time.Duration {
+	runtime.GC()
+	c0 := cpuTime()
+	time.Sleep(window)
+	return cpuTime() - c0
+}
+
 func main() {
 	duration := flag.Duration("duration", 5*time.Second, "measurement window per receiver and exposition")
 	interval := flag.Duration("interval", 50*time.Millisecond, "scrape interval of both receivers")
+	flag.StringVar(&profileDir, "profile", "", "write a CPU profile of each measurement window into this directory")
 	flag.Parse()
 	if err := run(*duration, *interval); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -71,6 +85,11 @@ func run(duration, interval time.Duration) error {
 		return err
 	}
 
+	// The process burns some CPU with no receiver at all (runtime timers,
+	// the profiler, the go tool's own threads); measure it once and take it
+	// off both sides, so the ratio compares the receivers' own work.
+	idle = idleCPU(duration)
+	fmt.Printf("idle CPU of this process: %s per %s window (subtracted from both sides)\n\n", idle.Round(time.Microsecond), duration)
 	fmt.Printf("%-22s %-12s %8s %14s %14s %14s\n", "exposition", "receiver", "scrapes", "CPU/scrape", "allocs/scrape", "bytes/scrape")
 	for _, expo := range []struct{ name, fixture string }{
 		{"vLLM fixture", filepath.Join(root, "tests", "enginereplay", "fixtures", "vllm.prom")},
@@ -80,12 +99,12 @@ func run(duration, interval time.Duration) error {
 		if err != nil {
 			return err
 		}
-		ours, err := measure(newLLMEngine(base+"/metrics", interval), duration)
+		ours, err := measure("llmengine-"+expo.name, newLLMEngine(base+"/metrics", interval), duration)
 		if err != nil {
 			stop()
 			return fmt.Errorf("llmengine: %w", err)
 		}
-		prom, err := measure(newPrometheus(base, interval), duration)
+		prom, err := measure("prometheus-"+expo.name, newPrometheus(base, interval), duration)
 		stop()
 		if err != nil {
 			return fmt.Errorf("prometheus: %w", err)
@@ -151,7 +170,7 @@ func newPrometheus(base string, interval time.Duration) factoryRun {
 
 // measure runs a receiver, waits for two warm-up scrapes, then counts the
 // process's CPU time and allocations over the window, per scrape.
-func measure(fr factoryRun, window time.Duration) (result, error) {
+func measure(label string, fr factoryRun, window time.Duration) (result, error) {
 	var scrapes atomic.Int64
 	sink, _ := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
 		if md.DataPointCount() > 10 {
@@ -177,6 +196,17 @@ func measure(fr factoryRun, window time.Duration) (result, error) {
 	runtime.GC()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	if profileDir != "" {
+		f, err := os.Create(filepath.Join(profileDir, strings.NewReplacer(" ", "_", ",", "").Replace(label)+".pprof"))
+		if err != nil {
+			return result{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return result{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cpu0, n0 := cpuTime(), scrapes.Load()
 	time.Sleep(window)
 	cpu1, n1 := cpuTime(), scrapes.Load()
@@ -187,7 +217,7 @@ func measure(fr factoryRun, window time.Duration) (result, error) {
 	}
 	return result{
 		scrapes:        n,
-		cpuPerScrape:   (cpu1 - cpu0) / time.Duration(n),
+		cpuPerScrape:   max(cpu1-cpu0-idle, 0) / time.Duration(n),
 		allocsPerScrap: float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
 		bytesPerScrape: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
 	}, nil

@@ -49,6 +49,14 @@ type target struct {
 	infoAt    time.Time
 	failing   bool
 
+	// labelModel caches the model named by the series' labels: it only
+	// changes with the series, so it is re-read when the names change and
+	// otherwise every labelModelEvery scrapes.
+	labelModel     string
+	labelModelOK   bool
+	labelModelAge  int
+	labelModelSeen uint64
+
 	// buf is reused for every scrape body: a body is about the same size
 	// each time, so after the first scrape reading it allocates nothing.
 	buf bytes.Buffer
@@ -236,13 +244,23 @@ func (t *target) model(ms pmetric.MetricSlice) string {
 	if t.cfg.Model != "" {
 		return t.cfg.Model
 	}
-	if m, ok := modelFromLabels(ms); ok {
-		return m
+	// A failed scrape (only up and duration) says nothing about the model.
+	if failedScrape := ms.Len() <= 2; !failedScrape && (t.labelModelSeen != t.fingerprint || t.labelModelAge >= labelModelEvery) {
+		t.labelModel, t.labelModelOK = modelFromLabels(ms)
+		t.labelModelSeen, t.labelModelAge = t.fingerprint, 0
+	}
+	t.labelModelAge++
+	if t.labelModelOK {
+		return t.labelModel
 	}
 	return t.modelFromInfo()
 }
 
 var modelLabels = []string{"model_name", "model"}
+
+// labelModelEvery bounds how stale the label-derived model may get when a
+// target swaps models without changing its metric names.
+const labelModelEvery = 30
 
 // modelFromLabels returns the single model named by the points' labels;
 // false when none or several are named (a Triton serving many models).
