@@ -5,6 +5,8 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -40,5 +42,23 @@ func TestDefaultConfigStartsWithoutGPU(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("own telemetry endpoint: %s", resp.Status)
+	}
+}
+
+// TestExampleConfigsValidate keeps the documented example configurations
+// loadable by the binary they are written for.
+func TestExampleConfigsValidate(t *testing.T) {
+	matches, err := filepath.Glob(filepath.Join(harness.RepoRoot(t), "distro", "examples", "*.yaml"))
+	if err != nil || len(matches) == 0 {
+		t.Fatalf("no example configurations found: %v", err)
+	}
+	for _, path := range matches {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			cmd := exec.Command(harness.Binary(t), "validate", "--config", path)
+			cmd.Env = append(os.Environ(), "K8S_NODE_NAME=gpu-node-7")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
 	}
 }
