@@ -1,30 +1,20 @@
 package nvmlreceiver
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/metadata"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
 	t.Helper()
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := createDefaultConfig().(*Config)
-	if err := sub.Unmarshal(cfg); err != nil {
+	if err := testutil.LoadConfig(t, metadata.Type, name, cfg); err != nil {
 		t.Fatal(err)
 	}
 	return cfg

@@ -31,33 +31,13 @@ func TestLLMEngineScrapesReplayServer(t *testing.T) {
 	_ = l.Close()
 
 	health := harness.FreePort(t)
-	cfg := fmt.Sprintf(`
-receivers:
-  llmengine:
+	cfg := backend.MetricsAgentConfig(fmt.Sprintf(`  llmengine:
     collection_interval: 250ms
     timeout: 200ms
     targets:
       - endpoint: %s/metrics
       - endpoint: %s/metrics
-      - endpoint: %s
-exporters:
-  otlp:
-    endpoint: %s
-    tls:
-      insecure: true
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
-service:
-  extensions: [health_check]
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    metrics:
-      receivers: [llmengine]
-      exporters: [otlp]
-`, vllm, tgi, dead, backend.GRPCEndpoint, health)
+      - endpoint: %s`, vllm, tgi, dead), []string{"llmengine"}, health)
 	harness.StartCollector(t, harness.Options{Name: "agent", Config: cfg, HealthPort: health})
 
 	var kv []float64

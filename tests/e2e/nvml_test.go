@@ -53,30 +53,10 @@ func TestNVMLThroughFakeLibrary(t *testing.T) {
 	backend := harness.StartBackend(t)
 	scenario := filepath.Join(harness.RepoRoot(t), "tests", "fakenvml", "scenarios", "e2e.scenario")
 	health := harness.FreePort(t)
-	cfg := fmt.Sprintf(`
-receivers:
-  nvml:
+	cfg := backend.MetricsAgentConfig(fmt.Sprintf(`  nvml:
     collection_interval: 200ms
     library_path: %s
-    proc_root: %s
-exporters:
-  otlp:
-    endpoint: %s
-    tls:
-      insecure: true
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
-service:
-  extensions: [health_check]
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    metrics:
-      receivers: [nvml]
-      exporters: [otlp]
-`, harness.FakeNVML(t), fakeProc(t), backend.GRPCEndpoint, health)
+    proc_root: %s`, harness.FakeNVML(t), fakeProc(t)), []string{"nvml"}, health)
 	harness.StartCollector(t, harness.Options{
 		Name: "agent", Config: cfg, HealthPort: health,
 		// 10 scenario seconds per second: the leak grows 10 MiB/s.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,4 +181,33 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() (bool, string))
 		}
 		<-tick.C
 	}
+}
+
+// MetricsAgentConfig is the configuration of an agent under test whose
+// metrics pipeline runs receivers (receiversYAML is the body of the
+// `receivers:` section, indented by two spaces; names lists the pipeline's
+// receivers) and exports to the backend over OTLP, with health_check on
+// healthPort.
+func (b *Backend) MetricsAgentConfig(receiversYAML string, names []string, healthPort int) string {
+	return fmt.Sprintf(`
+receivers:
+%s
+exporters:
+  otlp:
+    endpoint: %s
+    tls:
+      insecure: true
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:%d
+service:
+  extensions: [health_check]
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [%s]
+      exporters: [otlp]
+`, strings.TrimRight(receiversYAML, "\n"), b.GRPCEndpoint, healthPort, strings.Join(names, ", "))
 }
