@@ -37,6 +37,9 @@ const (
 	EnginePrefixCacheHits         = "llm.engine.prefix_cache.hits"
 	EngineTokens                  = "llm.engine.tokens"
 	EnginePreemptions             = "llm.engine.preemptions"
+	EngineRequestTime             = "llm.engine.request.time"
+	EngineRequestQueueTime        = "llm.engine.request.queue.time"
+	EngineTimePerOutputTokenMean  = "llm.engine.time_per_output_token.mean"
 	EngineUp                      = "llm.engine.up"
 	EngineScrapeDuration          = "llm.engine.scrape.duration"
 

@@ -211,3 +211,11 @@ service:
       exporters: [otlp]
 `, strings.TrimRight(receiversYAML, "\n"), b.GRPCEndpoint, healthPort, strings.Join(names, ", "))
 }
+
+// MetricsAgentConfigWithProcessors is MetricsAgentConfig with processors
+// (processorsYAML is the body of `processors:`; names their pipeline order).
+func (b *Backend) MetricsAgentConfigWithProcessors(receiversYAML string, receivers []string, processorsYAML string, processors []string, healthPort int) string {
+	cfg := b.MetricsAgentConfig(receiversYAML, receivers, healthPort)
+	cfg = strings.Replace(cfg, "\nexporters:\n", "\nprocessors:\n"+strings.TrimRight(processorsYAML, "\n")+"\nexporters:\n", 1)
+	return strings.Replace(cfg, "      exporters: [otlp]\n", "      processors: ["+strings.Join(processors, ", ")+"]\n      exporters: [otlp]\n", 1)
+}

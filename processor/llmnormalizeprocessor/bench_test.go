@@ -1,0 +1,52 @@
+package llmnormalizeprocessor
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// BenchmarkUnchangedPoints: metrics the processor does not map (GPU metrics
+// from nvml, application metrics) must cost no allocation per point.
+func BenchmarkUnchangedPoints(b *testing.B) {
+	n := newTestNormalizer(b, nil)
+	md := pmetric.NewMetrics()
+	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
+	for i := 0; i < 100; i++ {
+		m := ms.AppendEmpty()
+		m.SetName("hw.gpu.memory.usage")
+		dps := m.SetEmptyGauge().DataPoints()
+		for j := 0; j < 10; j++ {
+			dp := dps.AppendEmpty()
+			dp.SetDoubleValue(float64(j))
+			dp.Attributes().PutStr("hw.id", "GPU-1")
+		}
+	}
+	points := md.DataPointCount()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = n.processMetrics(ctx, md)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*points), "ns/point")
+}
+
+// BenchmarkVLLMFixture normalises one scrape of the vLLM fixture (a fresh
+// copy each iteration, as a pipeline hands over a new batch).
+func BenchmarkVLLMFixture(b *testing.B) {
+	n := newTestNormalizer(b, nil)
+	src := scrapeEngine(b, "vllm")
+	points := src.DataPointCount()
+	ctx := context.Background()
+	batch := pmetric.NewMetrics()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		batch = pmetric.NewMetrics()
+		src.CopyTo(batch)
+		b.StartTimer()
+		_, _ = n.processMetrics(ctx, batch)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*points), "ns/point")
+}

@@ -1,0 +1,426 @@
+package llmnormalizeprocessor // import "github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor"
+
+import (
+	"context"
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
+)
+
+type normalizer struct {
+	cfg      *Config
+	rules    *rules
+	traceIDs []string
+}
+
+func newNormalizer(cfg *Config) (*normalizer, error) {
+	rs, err := compileRules(cfg.Custom)
+	if err != nil {
+		return nil, err
+	}
+	return &normalizer{cfg: cfg, rules: rs, traceIDs: cfg.TraceIDAttributes}, nil
+}
+
+func (n *normalizer) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		rm := rms.At(i)
+		res := rm.Resource().Attributes()
+		engine, model := "", ""
+		if v, ok := res.Get(spec.AttrEngineName); ok {
+			engine = v.Str()
+		}
+		if v, ok := res.Get(spec.AttrGenAIRequestModel); ok {
+			model = v.Str()
+		}
+		sms := rm.ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			n.processScope(sms.At(j).Metrics(), engine, model)
+		}
+	}
+	return md, nil
+}
+
+// processScope normalises the metrics of one scope in place. Metrics with
+// no rule are left untouched (or dropped, for an engine's resource, when
+// unmapped_metrics is drop).
+func (n *normalizer) processScope(ms pmetric.MetricSlice, engine, model string) {
+	// Derivations read the engine's own metrics, so they run first.
+	derived := n.derive(ms, engine, model)
+
+	// When an engine serves a metric under both its current name and a
+	// deprecated alias (a deprecation window), only the current one is
+	// kept. Find the targets fed by current names first.
+	var current map[string]bool
+	for i := 0; i < ms.Len(); i++ {
+		for _, r := range n.rules.lookup(ms.At(i).Name(), engine) {
+			if !r.Deprecated {
+				if current == nil {
+					current = map[string]bool{}
+				}
+				current[r.Target+matchKey(r)] = true
+			}
+		}
+	}
+
+	out := pmetric.NewMetricSlice()
+	dropUnmapped := n.cfg.UnmappedMetrics == UnmappedDrop && n.rules.engines[engine]
+	ms.RemoveIf(func(m pmetric.Metric) bool {
+		rs := n.rules.lookup(m.Name(), engine)
+		if len(rs) == 0 {
+			return dropUnmapped && !isUnified(m.Name())
+		}
+		for _, r := range rs {
+			if r.Deprecated && current[r.Target+matchKey(r)] {
+				continue
+			}
+			pointEngine := engine
+			if pointEngine == "" {
+				pointEngine = r.Engine
+			}
+			n.apply(r, m, out, pointEngine, model)
+		}
+		// The source is consumed unless some of its points matched no
+		// rule's selector and unmapped metrics are kept.
+		return !hasUnmatched(m, rs) || dropUnmapped
+	})
+	derived.MoveAndAppendTo(out)
+	mergeByName(out)
+	out.MoveAndAppendTo(ms)
+}
+
+func isUnified(name string) bool {
+	_, ok := spec.LookupMetric(name)
+	return ok
+}
+
+func matchKey(r *rule) string {
+	if len(r.match) == 0 {
+		return ""
+	}
+	k := "{"
+	for _, m := range r.match {
+		k += m.key + "=" + m.value + ","
+	}
+	return k + "}"
+}
+
+// hasUnmatched reports whether some points of m match none of the rules'
+// selectors (a label-keyed gauge partly mapped).
+func hasUnmatched(m pmetric.Metric, rs []*rule) bool {
+	for _, r := range rs {
+		if len(r.match) == 0 {
+			return false
+		}
+	}
+	unmatched := false
+	eachAttrs(m, func(attrs pcommon.Map) {
+		for _, r := range rs {
+			if matches(attrs, r.match) {
+				return
+			}
+		}
+		unmatched = true
+	})
+	return unmatched
+}
+
+func matches(attrs pcommon.Map, sel []labelValue) bool {
+	for _, lv := range sel {
+		v, ok := attrs.Get(lv.key)
+		if !ok || v.AsString() != lv.value {
+			return false
+		}
+	}
+	return true
+}
+
+// apply appends to out the unified metric rule r makes of m's points.
+func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, engine, model string) {
+	dst := pmetric.NewMetric()
+	dst.SetName(r.Target)
+	dst.SetUnit(r.target.Unit)
+	dst.SetDescription(r.target.Description)
+	ok := false
+	switch {
+	case r.SourceType == "histogram_sum" && m.Type() == pmetric.MetricTypeHistogram:
+		ok = histogramSumToCounter(r, m.Histogram(), dst.SetEmptySum())
+	case m.Type() == pmetric.MetricTypeHistogram && r.target.Instrument == spec.Histogram:
+		ok = copyHistogram(r, m.Histogram(), dst.SetEmptyHistogram())
+	case m.Type() == pmetric.MetricTypeGauge && r.target.Instrument == spec.Gauge:
+		ok = copyNumbers(r, m.Gauge().DataPoints(), dst.SetEmptyGauge().DataPoints())
+	case m.Type() == pmetric.MetricTypeGauge && r.target.Instrument == spec.UpDownCounter:
+		sum := dst.SetEmptySum()
+		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		ok = copyNumbers(r, m.Gauge().DataPoints(), sum.DataPoints())
+	case m.Type() == pmetric.MetricTypeSum && r.target.IsSum():
+		sum := dst.SetEmptySum()
+		sum.SetAggregationTemporality(m.Sum().AggregationTemporality())
+		sum.SetIsMonotonic(r.target.Monotonic())
+		ok = copyNumbers(r, m.Sum().DataPoints(), sum.DataPoints())
+	}
+	if !ok {
+		return // the source is not what the mapping expects: leave nothing
+	}
+	if dst.Type() == pmetric.MetricTypeSum {
+		dst.Sum().SetIsMonotonic(r.target.Monotonic())
+		if dst.Sum().AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
+			dst.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		}
+	}
+	eachAttrs(dst, func(attrs pcommon.Map) { labelPoint(r, attrs, engine, model) })
+	dst.MoveTo(out.AppendEmpty())
+}
+
+// labelPoint renames engine labels to spec attributes, drops the selector
+// labels, sets the mapping's fixed attributes, and makes sure the point
+// names its engine and (when known) model.
+func labelPoint(r *rule, attrs pcommon.Map, engine, model string) {
+	for _, lv := range r.match {
+		attrs.Remove(lv.key)
+	}
+	for _, rn := range r.renames {
+		v, ok := attrs.Get(rn.from)
+		if !ok {
+			continue
+		}
+		if _, exists := attrs.Get(rn.to); !exists {
+			v.CopyTo(attrs.PutEmpty(rn.to))
+		}
+		attrs.Remove(rn.from)
+	}
+	for _, lv := range r.set {
+		attrs.PutStr(lv.key, lv.value)
+	}
+	if engine != "" {
+		if _, ok := attrs.Get(spec.AttrEngineName); !ok {
+			attrs.PutStr(spec.AttrEngineName, engine)
+		}
+	}
+	if model != "" {
+		if _, ok := attrs.Get(spec.AttrGenAIRequestModel); !ok {
+			attrs.PutStr(spec.AttrGenAIRequestModel, model)
+		}
+	}
+}
+
+// copyNumbers copies the selected points, scaled.
+func copyNumbers(r *rule, src, dst pmetric.NumberDataPointSlice) bool {
+	for i := 0; i < src.Len(); i++ {
+		p := src.At(i)
+		if !matches(p.Attributes(), r.match) {
+			continue
+		}
+		q := dst.AppendEmpty()
+		p.CopyTo(q)
+		if r.factor != 1 {
+			switch q.ValueType() {
+			case pmetric.NumberDataPointValueTypeInt:
+				q.SetDoubleValue(float64(q.IntValue()) * r.factor)
+			case pmetric.NumberDataPointValueTypeDouble:
+				q.SetDoubleValue(q.DoubleValue() * r.factor)
+			}
+		}
+	}
+	return dst.Len() > 0
+}
+
+// copyHistogram copies the selected points, scaling bounds, sum, min, max.
+func copyHistogram(r *rule, src, dst pmetric.Histogram) bool {
+	dst.SetAggregationTemporality(src.AggregationTemporality())
+	dps := src.DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		p := dps.At(i)
+		if !matches(p.Attributes(), r.match) {
+			continue
+		}
+		q := dst.DataPoints().AppendEmpty()
+		p.CopyTo(q)
+		if r.factor == 1 {
+			continue
+		}
+		b := q.ExplicitBounds()
+		for k := 0; k < b.Len(); k++ {
+			b.SetAt(k, b.At(k)*r.factor)
+		}
+		if q.HasSum() {
+			q.SetSum(q.Sum() * r.factor)
+		}
+		if q.HasMin() {
+			q.SetMin(q.Min() * r.factor)
+		}
+		if q.HasMax() {
+			q.SetMax(q.Max() * r.factor)
+		}
+	}
+	return dst.DataPoints().Len() > 0
+}
+
+// histogramSumToCounter reads each histogram point's sum as a counter (the
+// _sum of a per-request token histogram is the total token count).
+func histogramSumToCounter(r *rule, src pmetric.Histogram, dst pmetric.Sum) bool {
+	dst.SetAggregationTemporality(src.AggregationTemporality())
+	dps := src.DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		p := dps.At(i)
+		if !p.HasSum() || !matches(p.Attributes(), r.match) {
+			continue
+		}
+		q := dst.DataPoints().AppendEmpty()
+		p.Attributes().CopyTo(q.Attributes())
+		q.SetStartTimestamp(p.StartTimestamp())
+		q.SetTimestamp(p.Timestamp())
+		q.SetDoubleValue(p.Sum() * r.factor)
+		q.SetFlags(p.Flags())
+	}
+	return dst.DataPoints().Len() > 0
+}
+
+// eachAttrs calls fn with the attributes of every point of a number or
+// histogram metric.
+func eachAttrs(m pmetric.Metric, fn func(pcommon.Map)) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		dps := m.Gauge().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			fn(dps.At(i).Attributes())
+		}
+	case pmetric.MetricTypeSum:
+		dps := m.Sum().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			fn(dps.At(i).Attributes())
+		}
+	case pmetric.MetricTypeHistogram:
+		dps := m.Histogram().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			fn(dps.At(i).Attributes())
+		}
+	case pmetric.MetricTypeSummary:
+		dps := m.Summary().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			fn(dps.At(i).Attributes())
+		}
+	}
+}
+
+// mergeByName folds metrics of the same unified name (e.g. input and output
+// tokens from two engine counters) into one metric, as the spec has one
+// metric per name.
+func mergeByName(ms pmetric.MetricSlice) {
+	if ms.Len() < 2 {
+		return
+	}
+	first := map[string]int{}
+	for i := 0; i < ms.Len(); i++ {
+		name := ms.At(i).Name()
+		j, seen := first[name]
+		if !seen {
+			first[name] = i
+			continue
+		}
+		a, b := ms.At(j), ms.At(i)
+		if a.Type() != b.Type() {
+			continue
+		}
+		switch a.Type() {
+		case pmetric.MetricTypeGauge:
+			b.Gauge().DataPoints().MoveAndAppendTo(a.Gauge().DataPoints())
+		case pmetric.MetricTypeSum:
+			b.Sum().DataPoints().MoveAndAppendTo(a.Sum().DataPoints())
+		case pmetric.MetricTypeHistogram:
+			b.Histogram().DataPoints().MoveAndAppendTo(a.Histogram().DataPoints())
+		}
+	}
+	ms.RemoveIf(func(m pmetric.Metric) bool { return isEmpty(m) })
+}
+
+func isEmpty(m pmetric.Metric) bool {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len() == 0
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len() == 0
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().DataPoints().Len() == 0
+	}
+	return false
+}
+
+// derive computes the engine's derivations from its own metrics.
+func (n *normalizer) derive(ms pmetric.MetricSlice, engine, model string) pmetric.MetricSlice {
+	out := pmetric.NewMetricSlice()
+	ds := n.rules.derivations[engine]
+	if len(ds) == 0 {
+		return out
+	}
+	for _, d := range ds {
+		num, den := findNumbers(ms, d.Numerator), findNumbers(ms, d.Denominator)
+		if num.Len() == 0 || den.Len() == 0 {
+			continue // the engine lacks an input: derive nothing
+		}
+		dst := pmetric.NewMetric()
+		dst.SetName(d.Target)
+		dst.SetUnit(d.target.Unit)
+		dst.SetDescription(d.target.Description)
+		g := dst.SetEmptyGauge().DataPoints()
+		for i := 0; i < num.Len(); i++ {
+			p := num.At(i)
+			q, ok := sameLabels(den, p.Attributes())
+			if !ok {
+				continue
+			}
+			dv := value(q)
+			if dv == 0 || math.IsNaN(dv) || math.IsInf(dv, 0) {
+				continue // no meaningful ratio: never invent one
+			}
+			o := g.AppendEmpty()
+			p.Attributes().CopyTo(o.Attributes())
+			o.SetTimestamp(p.Timestamp())
+			o.SetDoubleValue(value(p) / dv)
+			r := &rule{}
+			for from, to := range spec.CommonLabelRenames {
+				r.renames = append(r.renames, labelRename{from, to})
+			}
+			labelPoint(r, o.Attributes(), engine, model)
+		}
+		if g.Len() > 0 {
+			dst.MoveTo(out.AppendEmpty())
+		}
+	}
+	return out
+}
+
+func findNumbers(ms pmetric.MetricSlice, name string) pmetric.NumberDataPointSlice {
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		if m.Name() != name {
+			continue
+		}
+		switch m.Type() {
+		case pmetric.MetricTypeGauge:
+			return m.Gauge().DataPoints()
+		case pmetric.MetricTypeSum:
+			return m.Sum().DataPoints()
+		}
+	}
+	return pmetric.NewNumberDataPointSlice()
+}
+
+func sameLabels(dps pmetric.NumberDataPointSlice, attrs pcommon.Map) (pmetric.NumberDataPoint, bool) {
+	for i := 0; i < dps.Len(); i++ {
+		if dps.At(i).Attributes().Equal(attrs) {
+			return dps.At(i), true
+		}
+	}
+	return pmetric.NumberDataPoint{}, false
+}
+
+func value(p pmetric.NumberDataPoint) float64 {
+	if p.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(p.IntValue())
+	}
+	return p.DoubleValue()
+}

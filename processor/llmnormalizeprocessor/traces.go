@@ -1,0 +1,106 @@
+package llmnormalizeprocessor // import "github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor"
+
+import (
+	"context"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// spanRenames moves deprecated and application-specific GenAI attributes to
+// current semantic conventions. An attribute already present under its new
+// name wins; the old one is removed either way. llm.prompt_template_id and
+// llm.fallback_triggered have no semconv counterpart and are kept as is.
+var spanRenames = []labelRename{
+	{"gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens"},
+	{"gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens"},
+	{"gen_ai.system", "gen_ai.provider.name"},
+	{"llm.model", "gen_ai.request.model"},
+	{"llm.input_tokens", "gen_ai.usage.input_tokens"},
+	{"llm.output_tokens", "gen_ai.usage.output_tokens"},
+}
+
+// linkTraceIDAttr holds the normalised, joinable form of a trace id found
+// in another attribute.
+const linkTraceIDAttr = "llm.link.trace_id"
+
+func (n *normalizer) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		n.normalizeAttrs(rss.At(i).Resource().Attributes())
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				n.normalizeAttrs(spans.At(k).Attributes())
+			}
+		}
+	}
+	return td, nil
+}
+
+func (n *normalizer) normalizeAttrs(attrs pcommon.Map) {
+	for _, rn := range spanRenames {
+		v, ok := attrs.Get(rn.from)
+		if !ok {
+			continue
+		}
+		if _, exists := attrs.Get(rn.to); !exists {
+			v.CopyTo(attrs.PutEmpty(rn.to))
+		}
+		attrs.Remove(rn.from)
+	}
+	for _, key := range n.traceIDs {
+		v, ok := attrs.Get(key)
+		if !ok || v.Type() != pcommon.ValueTypeStr {
+			continue
+		}
+		if id, ok := normalizeTraceID(v.Str()); ok {
+			if key == linkTraceIDAttr && v.Str() == id {
+				break
+			}
+			attrs.PutStr(linkTraceIDAttr, id)
+			break
+		}
+	}
+}
+
+// normalizeTraceID turns a trace id written as AWS X-Ray
+// (1-5e273f9a-1b2c3d4e5f6a7b8c9d0e1f2a), as hex in any case, or as a
+// dashed UUID into W3C's lower-case 32 hex digits. An all-zero id is
+// invalid.
+func normalizeTraceID(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "1-") && len(s) == 35 && s[10] == '-' {
+		s = s[2:10] + s[11:]
+	} else if len(s) == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' {
+		s = s[:8] + s[9:13] + s[14:18] + s[19:23] + s[24:]
+	} else if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		s = s[2:]
+	}
+	if len(s) != 32 {
+		return "", false
+	}
+	var b [32]byte
+	zero := true
+	for i := 0; i < 32; i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'f':
+		case c >= 'A' && c <= 'F':
+			c += 'a' - 'A'
+		default:
+			return "", false
+		}
+		if c != '0' {
+			zero = false
+		}
+		b[i] = c
+	}
+	if zero {
+		return "", false
+	}
+	return string(b[:]), true
+}
