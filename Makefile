@@ -99,7 +99,7 @@ generate: $(MDATAGEN)
 	@for f in $$(find receiver processor exporter connector extension -name metadata.yaml -not -path '*/testdata/*' 2>/dev/null); do \
 		echo "mdatagen $$f"; (cd $$(dirname $$f) && $(MDATAGEN) metadata.yaml); \
 	done
-	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md
+	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md docs/engine-mappings.md
 
 bench: $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...

@@ -1,27 +1,34 @@
-// Command specdoc writes the unified metric specification (docs/metric-spec.md)
-// from the registry in internal/spec. `make generate` runs it.
+// Command specdoc writes the documents generated from internal/spec: the
+// unified metric specification and the per-engine mapping tables.
+// `make generate` runs it; tests fail when the committed files are stale.
 package main
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: specdoc <output.md>")
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: specdoc <metric-spec.md> <engine-mappings.md>")
 		os.Exit(2)
 	}
-	var buf bytes.Buffer
-	if err := spec.WriteMarkdown(&buf); err != nil {
-		fmt.Fprintln(os.Stderr, "specdoc:", err)
-		os.Exit(1)
-	}
-	if err := os.WriteFile(os.Args[1], buf.Bytes(), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "specdoc:", err)
-		os.Exit(1)
+	for path, write := range map[string]func(io.Writer) error{
+		os.Args[1]: spec.WriteMarkdown,
+		os.Args[2]: spec.WriteMappingsMarkdown,
+	} {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			fmt.Fprintln(os.Stderr, "specdoc:", err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "specdoc:", err)
+			os.Exit(1)
+		}
 	}
 }
