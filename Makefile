@@ -104,6 +104,7 @@ generate: $(MDATAGEN)
 bench: $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
 	cd bench && $(GO) run ./llmengine
+	cd bench && $(GO) run ./llmnormalize
 
 clean:
 	rm -rf $(BUILD_DIR)
