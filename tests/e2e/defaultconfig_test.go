@@ -33,6 +33,8 @@ func TestDefaultConfigStartsWithoutGPU(t *testing.T) {
 			fmt.Sprintf("LLMOPS_OTLP_HTTP_ENDPOINT=127.0.0.1:%d", harness.FreePort(t)),
 			fmt.Sprintf("LLMOPS_HEALTH_ENDPOINT=127.0.0.1:%d", health),
 			fmt.Sprintf("LLMOPS_TELEMETRY_PORT=%d", telemetry),
+			"LLMOPS_STATE_DIR=" + t.TempDir(),
+			"LLMOPS_PROFILE_DIR=" + t.TempDir(),
 		},
 	})
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry))

@@ -1,0 +1,306 @@
+package profileimportreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/receiver"
+	"go.uber.org/zap"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/ratelimit"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
+)
+
+// importer watches the configured patterns and imports each complete file
+// once.
+type importer struct {
+	cfg       *Config
+	set       receiver.Settings
+	logger    *zap.Logger
+	telemetry *metadata.TelemetryBuilder
+	warn      *ratelimit.Limiter
+
+	mu      sync.Mutex
+	traces  consumer.Traces
+	metrics consumer.Metrics
+	logs    consumer.Logs
+
+	client  storage.Client
+	pending map[string]observation // path → last observation, while settling
+	done    map[string]bool        // keys imported or failed this run (storage-less memory)
+	sem     chan struct{}
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// observation is what a poll saw of a file.
+type observation struct {
+	size    int64
+	modTime time.Time
+	since   time.Time // when this size/mtime was first seen
+}
+
+func newImporter(cfg *Config, set receiver.Settings) (*importer, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &importer{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, warn: ratelimit.New(time.Minute),
+		pending: map[string]observation{}, done: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
+}
+
+func (im *importer) setTraces(c consumer.Traces)   { im.mu.Lock(); im.traces = c; im.mu.Unlock() }
+func (im *importer) setMetrics(c consumer.Metrics) { im.mu.Lock(); im.metrics = c; im.mu.Unlock() }
+func (im *importer) setLogs(c consumer.Logs)       { im.mu.Lock(); im.logs = c; im.mu.Unlock() }
+
+func (im *importer) Start(ctx context.Context, host component.Host) error {
+	if im.cfg.Storage != nil {
+		ext, ok := host.GetExtensions()[*im.cfg.Storage]
+		if !ok {
+			return fmt.Errorf("storage: extension %q is not configured (add it to service.extensions)", im.cfg.Storage)
+		}
+		se, ok := ext.(storage.Extension)
+		if !ok {
+			return fmt.Errorf("storage: extension %q is not a storage extension", im.cfg.Storage)
+		}
+		client, err := se.GetClient(ctx, component.KindReceiver, im.set.ID, "imported")
+		if err != nil {
+			return fmt.Errorf("storage: %w", err)
+		}
+		im.client = client
+	} else {
+		im.logger.Warn("no storage extension configured: files still matching include after a restart will be imported again; set `storage` to a file_storage extension to remember them")
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	im.cancel = cancel
+	im.wg.Add(1)
+	go func() {
+		defer im.wg.Done()
+		im.run(runCtx)
+	}()
+	return nil
+}
+
+func (im *importer) Shutdown(ctx context.Context) error {
+	if im.cancel != nil {
+		im.cancel()
+	}
+	im.wg.Wait()
+	if im.client != nil {
+		return im.client.Close(ctx)
+	}
+	return nil
+}
+
+func (im *importer) run(ctx context.Context) {
+	tick := time.NewTicker(im.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		im.poll(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// candidates lists the files the patterns match now, sorted.
+func (im *importer) candidates() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range im.cfg.Include {
+		matches, _ := filepath.Glob(p)
+		for _, m := range matches {
+			if seen[m] || !isTraceFile(m) || im.excluded(m) {
+				continue
+			}
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isTraceFile keeps finished Chrome-trace JSON files: Kineto writes
+// `<name>.tmp` first and renames it when done.
+func isTraceFile(path string) bool {
+	return strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".json.gz")
+}
+
+func (im *importer) excluded(path string) bool {
+	for _, p := range im.cfg.Exclude {
+		if ok, _ := filepath.Match(p, path); ok {
+			return true
+		}
+		if ok, _ := filepath.Match(p, filepath.Base(path)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// fileKey identifies one version of a file: a rewritten file is new.
+func fileKey(path string, fi os.FileInfo) string {
+	return fmt.Sprintf("%s|%d|%d", path, fi.Size(), fi.ModTime().UnixNano())
+}
+
+func (im *importer) poll(ctx context.Context) {
+	now := time.Now()
+	live := map[string]bool{}
+	for _, path := range im.candidates() {
+		if ctx.Err() != nil {
+			return
+		}
+		live[path] = true
+		fi, err := os.Stat(path)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		key := fileKey(path, fi)
+		if im.seen(ctx, key) {
+			delete(im.pending, path)
+			continue
+		}
+		prev, ok := im.pending[path]
+		if !ok || prev.size != fi.Size() || !prev.modTime.Equal(fi.ModTime()) {
+			im.pending[path] = observation{size: fi.Size(), modTime: fi.ModTime(), since: now}
+			if im.cfg.SettleTime > 0 {
+				continue
+			}
+		} else if now.Sub(prev.since) < im.cfg.SettleTime {
+			continue
+		}
+		delete(im.pending, path)
+		select {
+		case im.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		im.wg.Add(1)
+		go func() {
+			defer im.wg.Done()
+			defer func() { <-im.sem }()
+			im.importFile(ctx, path, key, fi)
+		}()
+	}
+	for path := range im.pending {
+		if !live[path] {
+			delete(im.pending, path)
+		}
+	}
+}
+
+// seen reports whether this version of a file was imported (or failed)
+// before, in this run or, with storage, any earlier one.
+func (im *importer) seen(ctx context.Context, key string) bool {
+	im.mu.Lock()
+	done := im.done[key]
+	im.mu.Unlock()
+	if done || im.client == nil {
+		return done
+	}
+	v, err := im.client.Get(ctx, key)
+	return err == nil && v != nil
+}
+
+func (im *importer) remember(ctx context.Context, key, outcome string) {
+	im.mu.Lock()
+	im.done[key] = true
+	im.mu.Unlock()
+	if im.client != nil {
+		if err := im.client.Set(ctx, key, []byte(outcome)); err != nil {
+			im.logger.Warn("could not record the import in storage; the file may be imported again after a restart",
+				zap.String("key", key), zap.Error(err))
+		}
+	}
+}
+
+// importFile parses and emits one file. The rule on errors is all or
+// nothing: a file that cannot be read to its end emits nothing, is
+// recorded as failed (not retried until it changes), and is reported.
+func (im *importer) importFile(ctx context.Context, path, key string, fi os.FileInfo) {
+	if fi.Size() > im.cfg.MaxFileSize {
+		im.fail(ctx, path, key, fmt.Errorf("%d bytes exceeds max_file_size (%d)", fi.Size(), im.cfg.MaxFileSize))
+		return
+	}
+	start := time.Now()
+	b := profile.NewBuilder(profile.Options{
+		MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
+		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
+	})
+	md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize}, b)
+	if err != nil {
+		im.fail(ctx, path, key, err)
+		return
+	}
+	res, err := b.Finish(md, path)
+	if err != nil {
+		im.fail(ctx, path, key, err)
+		return
+	}
+	im.mu.Lock()
+	traces, metrics, logs := im.traces, im.metrics, im.logs
+	im.mu.Unlock()
+	var errs []error
+	if traces != nil && res.Traces.SpanCount() > 0 {
+		errs = append(errs, traces.ConsumeTraces(ctx, res.Traces))
+	}
+	if metrics != nil && res.Metrics.DataPointCount() > 0 {
+		errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
+	}
+	if logs != nil && res.Logs.LogRecordCount() > 0 {
+		errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
+	}
+	if err := errors.Join(errs...); err != nil {
+		// The pipeline refused the data (e.g. memory_limiter): try again
+		// on a later poll rather than losing the profile.
+		im.logger.Warn("the pipeline refused an imported profile; it will be retried", zap.String("file", path), zap.Error(err))
+		return
+	}
+	im.remember(ctx, key, "imported")
+	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
+	im.logger.Info("profile imported", zap.String("file", path), zap.Int64("events", md.Events),
+		zap.Int("spans", res.Traces.SpanCount()), zap.Int("memory_points", res.Metrics.DataPointCount()),
+		zap.Int("leak_suspects", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
+	im.afterImport(path)
+}
+
+func (im *importer) fail(ctx context.Context, path, key string, err error) {
+	im.remember(ctx, key, "failed: "+err.Error())
+	im.telemetry.ProfileimportFilesFailed.Add(ctx, 1)
+	if im.warn.Allow(path) {
+		im.logger.Error("profile not imported; it will not be retried until it changes",
+			zap.String("file", path), zap.Error(err))
+	}
+}
+
+func (im *importer) afterImport(path string) {
+	action, dir := im.cfg.afterImport()
+	var err error
+	switch action {
+	case AfterImportDelete:
+		err = os.Remove(path)
+	case AfterImportMoveTo:
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			err = os.Rename(path, filepath.Join(dir, filepath.Base(path)))
+		}
+	}
+	if err != nil {
+		im.logger.Warn("after_import failed", zap.String("file", path), zap.String("after_import", im.cfg.AfterImport), zap.Error(err))
+	}
+}

@@ -1,0 +1,336 @@
+// Package profile turns the event stream of a PyTorch profiler (Kineto)
+// trace into OpenTelemetry traces, metrics and logs.
+//
+// A Builder receives events one at a time (it implements kineto.Handler),
+// keeps a compact copy of what it needs (interned strings, one small struct
+// per duration event, one per memory event) and builds everything in
+// Finish, once the whole profiling window is known:
+//
+//   - one trace per file: a synthetic root span covering the window, spans
+//     for user annotations (ProfilerStep#N ...), nn.Module frames, CPU ops,
+//     runtime/driver calls and GPU kernels/memcpy/memset;
+//   - per (module path, device) GPU memory metrics and the allocator's
+//     Total Allocated / Total Reserved over time;
+//   - leak-suspect log records for the module paths whose allocations are
+//     still outstanding at the end of the window.
+package profile
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
+)
+
+// Options tune the builder. The zero value is usable: NewBuilder fills the
+// defaults documented on each field.
+type Options struct {
+	// MinDuration folds CPU-side events (ops, Python frames, runtime calls)
+	// shorter than this into their parent: they are not spans, their
+	// children attach to the nearest kept ancestor. User annotations are
+	// never folded. Default 0: keep all ops.
+	MinDuration time.Duration
+	// FoldPythonFrames folds bare Python frames (python_function events
+	// that are not "nn.Module: ..." frames). NewBuilder cannot tell an unset
+	// bool from false, so use DefaultOptions (or set it explicitly); the
+	// receiver's config default is true.
+	FoldPythonFrames bool
+	// SpanBudget caps the spans of the trace (default 100000, root
+	// included). See Finish for what is kept when it is exceeded.
+	SpanBudget int
+	// LeakSuspects is how many module paths, largest outstanding bytes
+	// first, become leak-suspect log records (default 5; negative: none).
+	LeakSuspects int
+	// MinLeakBytes ignores paths with less outstanding (default 1 MiB;
+	// negative: no minimum).
+	MinLeakBytes int64
+}
+
+// Defaults.
+const (
+	DefaultSpanBudget   = 100000
+	DefaultLeakSuspects = 5
+	DefaultMinLeakBytes = 1 << 20
+)
+
+// DefaultOptions returns the documented defaults (FoldPythonFrames true).
+func DefaultOptions() Options {
+	return Options{FoldPythonFrames: true, SpanBudget: DefaultSpanBudget,
+		LeakSuspects: DefaultLeakSuspects, MinLeakBytes: DefaultMinLeakBytes}
+}
+
+// kind is the normalized category of an event.
+type kind uint8
+
+const (
+	kOther         kind = iota
+	kAnnotation         // user_annotation (CPU side), ProfilerStep#N
+	kGPUAnnotation      // gpu_user_annotation
+	kPython             // python_function
+	kOp                 // cpu_op, Operator (2021-22)
+	kRuntime            // cuda_runtime, cuda_driver, Runtime (2021-22)
+	kKernel             // kernel, Kernel
+	kMemcpy             // gpu_memcpy, Memcpy
+	kMemset             // gpu_memset, Memset
+	kSync               // cuda_sync (GPU-side synchronization records)
+)
+
+func (k kind) gpu() bool {
+	return k == kKernel || k == kMemcpy || k == kMemset || k == kSync || k == kGPUAnnotation
+}
+
+func (k kind) launched() bool { return k == kKernel || k == kMemcpy || k == kMemset || k == kSync }
+
+func (k kind) cpu() bool {
+	return k == kAnnotation || k == kPython || k == kOp || k == kRuntime
+}
+
+func kindOf(cat string) kind {
+	switch cat {
+	case "user_annotation", "User Annotation":
+		return kAnnotation
+	case "gpu_user_annotation":
+		return kGPUAnnotation
+	case "python_function", "Python", "python":
+		return kPython
+	case "cpu_op", "Operator", "operator":
+		return kOp
+	case "cuda_runtime", "cuda_driver", "Runtime", "runtime", "Driver":
+		return kRuntime
+	case "kernel", "Kernel":
+		return kKernel
+	case "gpu_memcpy", "Memcpy":
+		return kMemcpy
+	case "gpu_memset", "Memset":
+		return kMemset
+	case "cuda_sync":
+		return kSync
+	}
+	return kOther
+}
+
+const moduleFramePrefix = "nn.Module: "
+
+// node flags.
+const (
+	fModule uint8 = 1 << iota // python_function "nn.Module: ..."
+	fStep                     // ProfilerStep#N
+)
+
+// node is one kept duration event ('X'). 72 bytes.
+type node struct {
+	start int64 // ts as written (ns); Metadata.BaseTimeNs added in Finish
+	dur   int64
+	// corr and ext are "correlation" and "External id"; for Python frames
+	// they hold "Python id" and "Python parent id" instead.
+	corr, ext int64
+	name      uint32 // interned
+	cat       uint32 // interned raw category
+	thread    uint32 // index into Builder.threads
+	extra     uint32 // index into Builder.extras (0: none)
+	parent    int32  // tree parent (node index), -1: none
+	device    int32
+	stream    int32
+	kind      kind
+	flags     uint8
+}
+
+func (n *node) end() int64 { return n.start + n.dur }
+
+// extra holds the structured args kept on a span, interned.
+type extra struct{ inputDims, grid, block, callStack uint32 }
+
+// memEvent is one [memory] instant event. 48 bytes.
+type memEvent struct {
+	ts         int64
+	addr       int64
+	bytes      int64
+	totalAlloc int64
+	totalRes   int64
+	thread     uint32
+	device     int16
+	devType    int8
+}
+
+// flow is one ac2g flow point.
+type flow struct {
+	id     uint64
+	ts     int64
+	thread uint32
+	start  bool
+}
+
+type threadKey struct {
+	pid, tid       int64
+	pidStr, tidStr string
+}
+
+// Builder accumulates events; see the package documentation.
+type Builder struct {
+	opts Options
+
+	strs    []string
+	strIdx  map[string]uint32
+	threads []threadKey
+	thrIdx  map[threadKey]uint32
+
+	nodes  []node
+	extras []extra
+	mems   []memEvent
+	flows  []flow
+
+	catCount    []int64 // by interned category
+	events      int64
+	firstTs     int64
+	hasFirst    bool
+	processName map[int64]string // pid -> process_name (metadata events)
+	ignored     int64
+	done        bool
+}
+
+// NewBuilder returns a builder; zero fields of opts take their defaults
+// (FoldPythonFrames excepted, see Options).
+func NewBuilder(opts Options) *Builder {
+	if opts.SpanBudget <= 0 {
+		opts.SpanBudget = DefaultSpanBudget
+	}
+	if opts.LeakSuspects == 0 {
+		opts.LeakSuspects = DefaultLeakSuspects
+	}
+	if opts.MinLeakBytes == 0 {
+		opts.MinLeakBytes = DefaultMinLeakBytes
+	}
+	b := &Builder{
+		opts:    opts,
+		strIdx:  make(map[string]uint32),
+		thrIdx:  make(map[threadKey]uint32),
+		extras:  []extra{{}},
+		strs:    nil,
+		threads: nil,
+	}
+	b.intern("") // index 0 is the empty string
+	return b
+}
+
+func (b *Builder) intern(s string) uint32 {
+	if i, ok := b.strIdx[s]; ok {
+		return i
+	}
+	s = strings.Clone(s)
+	i := uint32(len(b.strs))
+	b.strs = append(b.strs, s)
+	b.strIdx[s] = i
+	return i
+}
+
+func (b *Builder) thread(e *kineto.Event) uint32 {
+	k := threadKey{pid: e.Pid, tid: e.Tid, pidStr: e.PidStr, tidStr: e.TidStr}
+	if i, ok := b.thrIdx[k]; ok {
+		return i
+	}
+	k.pidStr, k.tidStr = strings.Clone(k.pidStr), strings.Clone(k.tidStr)
+	i := uint32(len(b.threads))
+	b.threads = append(b.threads, k)
+	b.thrIdx[k] = i
+	return i
+}
+
+func clampInt32(v int64) int32 {
+	if v < -1 || v > 1<<31-1 {
+		return -1
+	}
+	return int32(v)
+}
+
+// Event implements kineto.Handler. It copies what it keeps; e may be
+// reused by the caller after it returns.
+func (b *Builder) Event(e *kineto.Event) error {
+	b.events++
+	ci := b.intern(e.Cat)
+	for int(ci) >= len(b.catCount) {
+		b.catCount = append(b.catCount, 0)
+	}
+	b.catCount[ci]++
+	if e.Phase != 'M' && !b.hasFirst {
+		b.firstTs, b.hasFirst = e.TsNs, true
+	}
+	switch e.Phase {
+	case 'X':
+		b.addNode(e, ci)
+	case 'i', 'I':
+		if e.Name == "[memory]" {
+			b.mems = append(b.mems, memEvent{
+				ts: e.TsNs, addr: e.Args.Addr, bytes: e.Args.Bytes,
+				totalAlloc: e.Args.TotalAllocated, totalRes: e.Args.TotalReserved,
+				thread: b.thread(e), device: int16(clampInt32(e.Args.DeviceID)), devType: int8(clampInt32(e.Args.DeviceType)),
+			})
+		}
+	case 's', 'f', 't':
+		if e.Cat == "ac2g" && e.Phase != 't' {
+			b.flows = append(b.flows, flow{id: flowID(e.ID), ts: e.TsNs, thread: b.thread(e), start: e.Phase == 's'})
+		}
+	case 'M':
+		if e.Name == "process_name" && e.Args.MetaName != "" && e.PidStr == "" {
+			if b.processName == nil {
+				b.processName = make(map[int64]string)
+			}
+			b.processName[e.Pid] = strings.Clone(e.Args.MetaName)
+		}
+	default:
+		b.ignored++
+	}
+	return nil
+}
+
+func flowID(s string) uint64 {
+	if v, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return v
+	}
+	// FNV-1a for non-numeric ids, top bit set so it cannot collide with a
+	// small numeric id.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h | 1<<63
+}
+
+func (b *Builder) addNode(e *kineto.Event, ci uint32) {
+	k := kindOf(e.Cat)
+	if k == kOther {
+		return
+	}
+	n := node{
+		start: e.TsNs, dur: e.DurNs,
+		corr: e.Args.Correlation, ext: e.Args.ExternalID,
+		name: b.intern(e.Name), cat: ci, thread: b.thread(e),
+		parent: -1, device: clampInt32(e.Args.Device), stream: clampInt32(e.Args.Stream),
+		kind: k,
+	}
+	if n.dur < 0 {
+		n.dur = 0
+	}
+	switch k {
+	case kPython:
+		n.corr, n.ext = e.Args.PythonID, e.Args.PythonParentID
+		if strings.HasPrefix(e.Name, moduleFramePrefix) {
+			n.flags |= fModule
+		}
+	case kAnnotation:
+		if strings.HasPrefix(e.Name, "ProfilerStep#") {
+			n.flags |= fStep
+		}
+	}
+	if k.gpu() && n.device < 0 && e.PidStr == "" && e.Pid >= 0 && e.Pid < 1<<16 {
+		n.device = int32(e.Pid) // Kineto writes GPU activity with pid = device index
+	}
+	a := &e.Args
+	if a.InputDims != "" || a.Grid != "" || a.Block != "" || a.CallStack != "" {
+		x := extra{inputDims: b.intern(a.InputDims), grid: b.intern(a.Grid), block: b.intern(a.Block), callStack: b.intern(a.CallStack)}
+		n.extra = uint32(len(b.extras))
+		b.extras = append(b.extras, x)
+	}
+	b.nodes = append(b.nodes, n)
+}

@@ -1,0 +1,571 @@
+package profile
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
+)
+
+// ScopeName is the instrumentation scope of everything the builder emits.
+const ScopeName = "github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver"
+
+// Names this package introduces (not in docs/metric-spec.md yet).
+const (
+	MetricMemoryTotalAllocated = "llm.profile.memory.total_allocated"
+	MetricMemoryTotalReserved  = "llm.profile.memory.total_reserved"
+
+	AttrCategory     = "llm.profile.category"
+	AttrStream       = "llm.profile.stream"
+	AttrExternalID   = "llm.profile.external_id"
+	AttrCorrelation  = "llm.profile.correlation"
+	AttrInputDims    = "llm.profile.input_dims"
+	AttrGrid         = "llm.profile.grid"
+	AttrBlock        = "llm.profile.block"
+	AttrCallStack    = "llm.profile.call_stack"
+	AttrRank         = "llm.profile.rank"
+	AttrWorldSize    = "llm.profile.world_size"
+	AttrGPUNames     = "llm.profile.gpu.names"
+	AttrOutstandingB = "llm.profile.memory.outstanding_bytes"
+	AttrOutstandingN = "llm.profile.memory.outstanding_allocations"
+	AttrAllocatedB   = "llm.profile.memory.allocated_bytes"
+	AttrThreadID     = "thread.id"
+	AttrHostName     = "host.name"
+	AttrServiceName  = "service.name"
+	ServiceName      = "pytorch-profiler"
+	KindLeakSuspect  = "leak_suspect"
+	RootSpanCategory = "profile"
+	UnattributedPath = "<unattributed>"
+	leakSeverityText = "WARN"
+	extraOTelTraceID = "otel.trace_id"
+)
+
+// Stats counts what the builder saw and did.
+type Stats struct {
+	Events           int64            // events received
+	EventsByCategory map[string]int64 // by "cat" as written ("" for none)
+	IgnoredEvents    int64            // phases the builder does not use (B/E/C/...)
+
+	Spans        int64 // spans emitted, root included
+	SpansDropped int64 // span-eligible events over SpanBudget
+	SpansFolded  int64 // bare Python frames and events shorter than MinDuration
+	SpansByKind  map[string]int64
+
+	PartialOverlaps        int64 // CPU events overlapping a sibling without nesting
+	KernelsLinkedByFlow    int64 // GPU activity linked to its launch by ac2g flow only
+	KernelsWithoutLauncher int64 // GPU activity with no launching runtime call
+
+	MemoryEvents           int64 // [memory] instant events
+	GPUMemoryEvents        int64 // of which Device Type 1 (CUDA) or 6 (HIP)
+	CPUMemoryEvents        int64 // of which other device types (skipped)
+	UnattributedAllocs     int64 // GPU allocations with no enclosing CPU span
+	UnmatchedFrees         int64 // frees of an address not allocated in the window
+	UnmatchedFreeBytes     int64
+	ReallocatedWithoutFree int64 // allocation at a live address (previous one treated as freed)
+	MemoryPointsThinned    int64 // Total Allocated/Reserved points not emitted (see thinning)
+	LeakSuspects           int64
+}
+
+// ModuleMemory is the GPU memory account of one (module path, device).
+type ModuleMemory struct {
+	ModulePath             string
+	Device                 int64
+	AllocatedBytes         int64 // sum of positive Bytes
+	Allocations            int64
+	PeakOutstandingBytes   int64
+	OutstandingBytes       int64 // allocated in the window and not freed by its end
+	OutstandingAllocations int64
+	// LargestOutstanding is the node of the largest outstanding allocation
+	// (-1 none); internal.
+	largestNode  int32
+	largestBytes int64
+	largestSeq   int32
+}
+
+// Result is what Finish builds.
+type Result struct {
+	Traces  ptrace.Traces
+	Metrics pmetric.Metrics
+	Logs    plog.Logs
+	Stats   Stats
+	// Modules is the GPU memory account per (module path, device), sorted
+	// by path then device.
+	Modules []ModuleMemory
+	TraceID pcommon.TraceID
+}
+
+// Finish builds the trace, metrics and logs. md is the file's metadata
+// (known only after the last event); file is the profile's path (its base
+// name goes into deterministic ids, the whole path into llm.profile.file).
+//
+// Span budget: when the span-eligible events exceed SpanBudget (root
+// included), spans are kept in this order until the budget is used:
+//  1. user annotations (ProfilerStep#N first), gpu_user_annotation ranges
+//     and nn.Module frames, longest first;
+//  2. CPU ops with GPU time below them, most GPU time first;
+//  3. GPU kernels/memcpy/memset launched by a runtime call whose span is
+//     kept, or whose parent span is kept so that launch and kernel can be
+//     kept as a pair; by the launch's GPU time;
+//  4. everything else (ops without GPU time, runtime calls, bare Python
+//     frames when not folded, unmatched kernels), longest first.
+//
+// A kept span whose parent was dropped hangs off its nearest kept
+// ancestor. Dropped events still count for memory attribution.
+//
+// A Builder builds once: Finish releases its state and a second call
+// returns an error.
+func (b *Builder) Finish(md kineto.Metadata, file string) (Result, error) {
+	var res Result
+	if b.done {
+		return res, errors.New("profile: Finish called twice")
+	}
+	b.done = true
+	defer b.release()
+	st := &res.Stats
+	st.Events = b.events
+	st.IgnoredEvents = b.ignored
+	st.EventsByCategory = make(map[string]int64, len(b.catCount))
+	for i, c := range b.catCount {
+		if c > 0 {
+			st.EventsByCategory[b.strs[i]] = c
+		}
+	}
+	off := int64(0)
+	if md.HasBaseTime {
+		off = md.BaseTimeNs
+	}
+	t := &tree{b: b, nodes: b.nodes, stats: st}
+	t.buildCPUTree()
+	t.linkGPU()
+	t.computePaths()
+	t.fold()
+
+	mainPid := b.mainPid()
+	base := filepath.Base(file)
+	tid := b.traceID(md, base, off, mainPid)
+	res.TraceID = tid
+
+	// Window.
+	winStart, winEnd := int64(0), int64(0)
+	first := true
+	for i := range b.nodes {
+		s, e := b.nodes[i].start, b.nodes[i].end()
+		if first || s < winStart {
+			winStart = s
+		}
+		if first || e > winEnd {
+			winEnd = e
+		}
+		first = false
+	}
+	for i := range b.mems {
+		s := b.mems[i].ts
+		if first || s < winStart {
+			winStart = s
+		}
+		if first || s > winEnd {
+			winEnd = s
+		}
+		first = false
+	}
+	winStart += off
+	winEnd += off
+
+	res.Traces = ptrace.NewTraces()
+	res.Metrics = pmetric.NewMetrics()
+	res.Logs = plog.NewLogs()
+	b.fillResource(res.Traces.ResourceSpans().AppendEmpty().Resource(), md, file, mainPid)
+	b.fillResource(res.Metrics.ResourceMetrics().AppendEmpty().Resource(), md, file, mainPid)
+	b.fillResource(res.Logs.ResourceLogs().AppendEmpty().Resource(), md, file, mainPid)
+
+	keep := t.selectSpans(st)
+	ids := spanIDer{seed: binary.BigEndian.Uint64(tid[:8]) ^ binary.BigEndian.Uint64(tid[8:])}
+	b.emitSpans(res.Traces, t, keep, tid, ids, off, winStart, winEnd, base, st)
+
+	mem := t.memory(st)
+	res.Modules = mem.modules
+	b.emitMetrics(res.Metrics, mem, off, winStart, winEnd, file, st)
+	b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winStart, winEnd, file, st)
+	return res, nil
+}
+
+// mainPid is the numeric pid of most CPU-side events.
+func (b *Builder) mainPid() int64 {
+	count := make(map[int64]int64)
+	for i := range b.nodes {
+		if b.nodes[i].kind.cpu() {
+			th := &b.threads[b.nodes[i].thread]
+			if th.pidStr == "" {
+				count[th.pid]++
+			}
+		}
+	}
+	for i := range b.mems {
+		th := &b.threads[b.mems[i].thread]
+		if th.pidStr == "" {
+			count[th.pid]++
+		}
+	}
+	best, bestN := int64(-1), int64(0)
+	for pid, n := range count {
+		if n > bestN || (n == bestN && pid < best) {
+			best, bestN = pid, n
+		}
+	}
+	return best
+}
+
+func parseTraceID(s string) (pcommon.TraceID, bool) {
+	s = strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
+	var id pcommon.TraceID
+	if len(s) != 32 {
+		return id, false
+	}
+	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+		return id, false
+	}
+	return id, !id.IsEmpty()
+}
+
+func (b *Builder) traceID(md kineto.Metadata, base string, off, pid int64) pcommon.TraceID {
+	if id, ok := parseTraceID(md.TraceID); ok {
+		return id
+	}
+	for _, kv := range md.Extra {
+		if kv.Key == extraOTelTraceID {
+			if id, ok := parseTraceID(strings.Trim(kv.Value, `"`)); ok {
+				return id
+			}
+		}
+	}
+	h := sha256.New()
+	h.Write([]byte(base))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.FormatInt(b.firstTs+off, 10)))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.FormatInt(b.events, 10)))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.FormatInt(pid, 10)))
+	var id pcommon.TraceID
+	copy(id[:], h.Sum(nil))
+	return id
+}
+
+// spanIDer derives span ids from the trace id and the event's index in
+// arrival order (the root uses index -1): deterministic for the same
+// input, distinct per event.
+type spanIDer struct{ seed uint64 }
+
+func (s spanIDer) id(i int32) pcommon.SpanID {
+	// splitmix64 finalizer over seed + index.
+	z := s.seed + uint64(int64(i)+2)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	if z == 0 {
+		z = 1
+	}
+	var id pcommon.SpanID
+	binary.BigEndian.PutUint64(id[:], z)
+	return id
+}
+
+// selectSpans applies the span budget; it returns keep per node.
+func (t *tree) selectSpans(st *Stats) []bool {
+	nodes := t.nodes
+	keep := make([]bool, len(nodes))
+	eligible := 0
+	for i := range nodes {
+		if t.span[i] {
+			eligible++
+		}
+	}
+	budget := t.b.opts.SpanBudget - 1 // the root
+	if eligible <= budget {
+		copy(keep, t.span)
+		return keep
+	}
+	st.SpansDropped = int64(eligible - max(budget, 0))
+	left := max(budget, 0)
+	take := func(i int32) bool {
+		if left == 0 || keep[i] {
+			return false
+		}
+		keep[i] = true
+		left--
+		return true
+	}
+	// GPU time of each node: launched activity's duration added to its
+	// parent chain.
+	gpu := make([]int64, len(nodes))
+	for i := range nodes {
+		if !nodes[i].kind.launched() {
+			continue
+		}
+		d := nodes[i].dur
+		for p := nodes[i].parent; p >= 0; p = nodes[p].parent {
+			gpu[p] += d
+		}
+	}
+	var tier []int32
+	// 1. annotations and module frames.
+	for i := range nodes {
+		n := &nodes[i]
+		if t.span[i] && (n.kind == kAnnotation || n.kind == kGPUAnnotation || n.flags&fModule != 0) {
+			tier = append(tier, int32(i))
+		}
+	}
+	slices.SortFunc(tier, func(x, y int32) int {
+		a, b := &nodes[x], &nodes[y]
+		if c := cmp.Compare(b.flags&fStep, a.flags&fStep); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.dur, a.dur); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	for _, i := range tier {
+		take(i)
+	}
+	// 2. ops with GPU time.
+	tier = tier[:0]
+	for i := range nodes {
+		if t.span[i] && nodes[i].kind == kOp && gpu[i] > 0 {
+			tier = append(tier, int32(i))
+		}
+	}
+	slices.SortFunc(tier, func(x, y int32) int {
+		if c := cmp.Compare(gpu[y], gpu[x]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(nodes[y].dur, nodes[x].dur); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	for _, i := range tier {
+		take(i)
+	}
+	// 3. GPU activity of kept spans, with its launch.
+	tier = tier[:0]
+	launcher := func(k int32) int32 {
+		if p := nodes[k].parent; p >= 0 && t.span[p] {
+			return p
+		}
+		return t.up[k]
+	}
+	for i := range nodes {
+		if t.span[i] && nodes[i].kind.launched() {
+			if l := launcher(int32(i)); l >= 0 && nodes[l].kind == kRuntime {
+				tier = append(tier, int32(i))
+			}
+		}
+	}
+	slices.SortFunc(tier, func(x, y int32) int {
+		lx, ly := launcher(x), launcher(y)
+		if c := cmp.Compare(gpu[ly], gpu[lx]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(lx, ly); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	for _, k := range tier {
+		if left == 0 {
+			break
+		}
+		l := launcher(k)
+		switch {
+		case keep[l]:
+			take(k)
+		case left >= 2:
+			if u := t.up[l]; u < 0 || keep[u] {
+				take(l)
+				take(k)
+			}
+		}
+	}
+	// 4. the rest, longest first.
+	tier = tier[:0]
+	for i := range nodes {
+		if t.span[i] && !keep[i] {
+			tier = append(tier, int32(i))
+		}
+	}
+	slices.SortFunc(tier, func(x, y int32) int {
+		if c := cmp.Compare(nodes[y].dur, nodes[x].dur); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	for _, i := range tier {
+		take(i)
+	}
+	return keep
+}
+
+// keptParent is the nearest kept ancestor of node i (-1: the root).
+func (t *tree) keptParent(i int32, keep []bool) int32 {
+	var p int32
+	if q := t.nodes[i].parent; q >= 0 && t.span[q] {
+		p = q
+	} else {
+		p = t.up[i]
+	}
+	for p >= 0 && !keep[p] {
+		p = t.up[p]
+	}
+	return p
+}
+
+var kindNames = [...]string{kOther: "other", kAnnotation: "annotation", kGPUAnnotation: "gpu_annotation",
+	kPython: "python_function", kOp: "cpu_op", kRuntime: "runtime", kKernel: "kernel",
+	kMemcpy: "memcpy", kMemset: "memset", kSync: "sync"}
+
+func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.TraceID, ids spanIDer,
+	off, winStart, winEnd int64, base string, st *Stats) {
+	ss := td.ResourceSpans().At(0).ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(ScopeName)
+	n := 1
+	for _, k := range keep {
+		if k {
+			n++
+		}
+	}
+	spans := ss.Spans()
+	spans.EnsureCapacity(n)
+	st.SpansByKind = make(map[string]int64)
+
+	root := spans.AppendEmpty()
+	root.SetTraceID(tid)
+	root.SetSpanID(ids.id(-1))
+	root.SetName(base)
+	root.SetKind(ptrace.SpanKindInternal)
+	root.SetStartTimestamp(pcommon.Timestamp(winStart))
+	root.SetEndTimestamp(pcommon.Timestamp(winEnd))
+	root.Attributes().PutStr(AttrCategory, RootSpanCategory)
+	rootID := root.SpanID()
+	st.Spans = 1
+
+	for i := range t.nodes {
+		if !keep[i] {
+			continue
+		}
+		nd := &t.nodes[i]
+		sp := spans.AppendEmpty()
+		sp.SetTraceID(tid)
+		sp.SetSpanID(ids.id(int32(i)))
+		if p := t.keptParent(int32(i), keep); p >= 0 {
+			sp.SetParentSpanID(ids.id(p))
+		} else {
+			sp.SetParentSpanID(rootID)
+		}
+		sp.SetName(b.strs[nd.name])
+		sp.SetKind(ptrace.SpanKindInternal)
+		sp.SetStartTimestamp(pcommon.Timestamp(nd.start + off))
+		sp.SetEndTimestamp(pcommon.Timestamp(nd.end() + off))
+		a := sp.Attributes()
+		a.EnsureCapacity(6)
+		a.PutStr(AttrCategory, b.strs[nd.cat])
+		if p := t.modPath[i]; p != 0 {
+			a.PutStr(spec.AttrProfileModulePath, b.strs[p])
+		}
+		if nd.device >= 0 {
+			a.PutInt(spec.AttrProfileDevice, int64(nd.device))
+		}
+		if nd.stream >= 0 {
+			a.PutInt(AttrStream, int64(nd.stream))
+		}
+		if nd.kind != kPython {
+			if nd.ext >= 0 {
+				a.PutInt(AttrExternalID, nd.ext)
+			}
+			if nd.corr >= 0 {
+				a.PutInt(AttrCorrelation, nd.corr)
+			}
+		}
+		if nd.kind.cpu() {
+			if th := &b.threads[nd.thread]; th.tidStr == "" {
+				a.PutInt(AttrThreadID, th.tid)
+			}
+		}
+		if nd.extra != 0 {
+			x := &b.extras[nd.extra]
+			putRaw(a, AttrInputDims, b.strs[x.inputDims])
+			putRaw(a, AttrGrid, b.strs[x.grid])
+			putRaw(a, AttrBlock, b.strs[x.block])
+			putRaw(a, AttrCallStack, b.strs[x.callStack])
+		}
+		st.Spans++
+		st.SpansByKind[kindNames[nd.kind]]++
+	}
+}
+
+// putRaw stores a raw JSON arg as written; a JSON string is unquoted.
+func putRaw(a pcommon.Map, k, v string) {
+	if v == "" {
+		return
+	}
+	if len(v) >= 2 && v[0] == '"' {
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+		if v == "" {
+			return
+		}
+	}
+	a.PutStr(k, v)
+}
+
+func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file string, pid int64) {
+	a := r.Attributes()
+	a.PutStr(AttrServiceName, ServiceName)
+	for _, kv := range md.Extra {
+		switch kv.Key {
+		case "host_name", "hostname", "host.name":
+			if v := strings.Trim(kv.Value, `"`); v != "" {
+				a.PutStr(AttrHostName, v)
+			}
+		}
+	}
+	if pid >= 0 {
+		a.PutInt(spec.AttrProcessPid, pid)
+		if name := b.processName[pid]; name != "" {
+			a.PutStr(spec.AttrProcessExecutableName, name)
+		}
+	}
+	a.PutStr(spec.AttrProfileFile, file)
+	if md.Rank >= 0 {
+		a.PutInt(AttrRank, md.Rank)
+	}
+	if md.WorldSize >= 0 {
+		a.PutInt(AttrWorldSize, md.WorldSize)
+	}
+	if len(md.Devices) > 0 {
+		s := a.PutEmptySlice(AttrGPUNames)
+		for _, d := range md.Devices {
+			s.AppendEmpty().SetStr(d.Name)
+		}
+	}
+}
+
+// release drops the builder's state once Finish has built the result.
+func (b *Builder) release() {
+	b.nodes, b.extras, b.mems, b.flows = nil, nil, nil, nil
+	b.strs, b.strIdx, b.threads, b.thrIdx = nil, nil, nil, nil
+}
