@@ -78,7 +78,9 @@ FUZZ_TARGETS := \
 	./receiver/llmenginereceiver/internal/expo:FuzzConvert \
 	./receiver/llmenginereceiver/internal/expo:FuzzFastFloat \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseCgroup \
-	./receiver/nvmlreceiver/internal/procinfo:FuzzParseStartTime
+	./receiver/nvmlreceiver/internal/procinfo:FuzzParseStartTime \
+	./receiver/profileimportreceiver/internal/kineto:FuzzParse \
+	./processor/llmnormalizeprocessor:FuzzProcessMetrics
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
