@@ -141,6 +141,10 @@ var fixtures = map[string]fixtureCounts{
 func TestFixtures(t *testing.T) {
 	for name, want := range fixtures {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if raceEnabled && want.events > 100000 {
+				t.Skip("large fixture skipped under -race")
+			}
 			path := fixture(t, name)
 			got := fixtureCounts{phases: map[byte]int{}, cats: map[string]int{}}
 			md, err := ParseFile(path, Options{}, HandlerFunc(func(e *Event) error {

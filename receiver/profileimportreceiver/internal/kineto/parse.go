@@ -108,6 +108,24 @@ func ParseFile(path string, opts Options, h Handler) (Metadata, error) {
 // come in any order (metadata before and/or after traceEvents); the Chrome
 // "JSON array" form (a bare array of events) is accepted too.
 //
+// Format decisions:
+//   - "ts"/"dur" (and every integer field) are converted from the decimal
+//     text, never through float64: 1694039968955744.123 µs is
+//     1694039968955744123 ns. Exponent forms (1.7e15) are exact too. Digits
+//     below a nanosecond (below 1 for integer fields) are truncated toward
+//     zero. A value out of the int64 range, NaN, Infinity or -Infinity
+//     leaves the field absent (HasTs/HasDur false, args -1) and counts in
+//     Metadata.NumberErrors; the event is still delivered. A quoted number
+//     ("12.5") is accepted for these fields.
+//   - NaN, Infinity and -Infinity are accepted wherever a value may be
+//     (Args.Other and Metadata.Extra keep them as text). Unescaped control
+//     characters in strings are kept verbatim; invalid UTF-8 is passed
+//     through; lone UTF-16 surrogates in \u escapes become U+FFFD.
+//   - Strings the parser keeps are unescaped and bounded (MaxString, raw
+//     args MaxRawArg, Extra values MaxExtraValue); skipped values are
+//     validated but never held, whatever their size. A UTF-8 byte order
+//     mark is skipped.
+//
 // The error is a *SyntaxError for malformed or truncated input, wraps
 // ErrTooLarge past Options.MaxDecompressed, is the read error of r, or is
 // the Handler's error as returned. On error the Metadata holds what was read

@@ -9,6 +9,10 @@ import "strings"
 // of an append-only arena chunk. Both kinds are ordinary immutable strings
 // the handler may keep.
 type strTab struct {
+	// cache is a direct-mapped cache in front of m, indexed by a cheap hash
+	// of a few bytes: most lookups (the same categories, arg keys and
+	// names over and over) end with one comparison, no map hashing.
+	cache [1024]string
 	m     map[string]string
 	bytes int
 	arena *strings.Builder
@@ -23,7 +27,16 @@ func newStrTab() *strTab {
 // unbounded distinct names (generated kernel names, ...) keeps bounded
 // memory.
 func (t *strTab) sym(b []byte) string {
+	n := len(b)
+	if n == 0 {
+		return ""
+	}
+	slot := &t.cache[(uint(n)*31+uint(b[0])*7+uint(b[n-1])*131+uint(b[n/2]))%uint(len(t.cache))]
+	if *slot == string(b) {
+		return *slot
+	}
 	if s, ok := t.m[string(b)]; ok {
+		*slot = s
 		return s
 	}
 	if len(b) == 0 {
@@ -39,6 +52,7 @@ func (t *strTab) sym(b []byte) string {
 	s := string(b)
 	t.m[s] = s
 	t.bytes += len(s)
+	*slot = s
 	return s
 }
 

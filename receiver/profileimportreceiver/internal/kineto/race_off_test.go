@@ -1,0 +1,5 @@
+//go:build !race
+
+package kineto
+
+const raceEnabled = false
