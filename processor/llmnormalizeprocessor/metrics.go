@@ -182,16 +182,7 @@ func labelPoint(r *rule, attrs pcommon.Map, engine, model string) {
 	for _, lv := range r.match {
 		attrs.Remove(lv.key)
 	}
-	for _, rn := range r.renames {
-		v, ok := attrs.Get(rn.from)
-		if !ok {
-			continue
-		}
-		if _, exists := attrs.Get(rn.to); !exists {
-			v.CopyTo(attrs.PutEmpty(rn.to))
-		}
-		attrs.Remove(rn.from)
-	}
+	renameAttrs(attrs, r.renames)
 	for _, lv := range r.set {
 		attrs.PutStr(lv.key, lv.value)
 	}
@@ -204,6 +195,21 @@ func labelPoint(r *rule, attrs pcommon.Map, engine, model string) {
 		if _, ok := attrs.Get(spec.AttrGenAIRequestModel); !ok {
 			attrs.PutStr(spec.AttrGenAIRequestModel, model)
 		}
+	}
+}
+
+// renameAttrs moves each attribute to its new key; a value already present
+// under the new key wins, and the old key is removed either way.
+func renameAttrs(attrs pcommon.Map, renames []labelRename) {
+	for _, rn := range renames {
+		v, ok := attrs.Get(rn.from)
+		if !ok {
+			continue
+		}
+		if _, exists := attrs.Get(rn.to); !exists {
+			v.CopyTo(attrs.PutEmpty(rn.to))
+		}
+		attrs.Remove(rn.from)
 	}
 }
 

@@ -41,16 +41,7 @@ func (n *normalizer) processTraces(_ context.Context, td ptrace.Traces) (ptrace.
 }
 
 func (n *normalizer) normalizeAttrs(attrs pcommon.Map) {
-	for _, rn := range spanRenames {
-		v, ok := attrs.Get(rn.from)
-		if !ok {
-			continue
-		}
-		if _, exists := attrs.Get(rn.to); !exists {
-			v.CopyTo(attrs.PutEmpty(rn.to))
-		}
-		attrs.Remove(rn.from)
-	}
+	renameAttrs(attrs, spanRenames)
 	for _, key := range n.traceIDs {
 		v, ok := attrs.Get(key)
 		if !ok || v.Type() != pcommon.ValueTypeStr {
