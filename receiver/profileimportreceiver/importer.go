@@ -38,8 +38,9 @@ type importer struct {
 	logs    consumer.Logs
 
 	client  storage.Client
-	pending map[string]observation // path → last observation, while settling
-	done    map[string]bool        // keys imported or failed this run (storage-less memory)
+	pending  map[string]observation // path → last observation, while settling
+	done     map[string]bool        // keys imported or failed this run (storage-less memory)
+	inflight map[string]bool        // keys being imported now: never started twice
 	sem     chan struct{}
 
 	cancel context.CancelFunc
@@ -59,7 +60,7 @@ func newImporter(cfg *Config, set receiver.Settings) (*importer, error) {
 		return nil, err
 	}
 	return &importer{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, warn: ratelimit.New(time.Minute),
-		pending: map[string]observation{}, done: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
+		pending: map[string]observation{}, done: map[string]bool{}, inflight: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
 func (im *importer) setTraces(c consumer.Traces)   { im.mu.Lock(); im.traces = c; im.mu.Unlock() }
@@ -191,10 +192,18 @@ func (im *importer) poll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		im.mu.Lock()
+		im.inflight[key] = true
+		im.mu.Unlock()
 		im.wg.Add(1)
 		go func() {
 			defer im.wg.Done()
-			defer func() { <-im.sem }()
+			defer func() {
+				im.mu.Lock()
+				delete(im.inflight, key)
+				im.mu.Unlock()
+				<-im.sem
+			}()
 			im.importFile(ctx, path, key, fi)
 		}()
 	}
@@ -209,7 +218,7 @@ func (im *importer) poll(ctx context.Context) {
 // before, in this run or, with storage, any earlier one.
 func (im *importer) seen(ctx context.Context, key string) bool {
 	im.mu.Lock()
-	done := im.done[key]
+	done := im.done[key] || im.inflight[key]
 	im.mu.Unlock()
 	if done || im.client == nil {
 		return done

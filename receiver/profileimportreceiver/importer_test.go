@@ -318,3 +318,22 @@ func gunzip(t *testing.T, b []byte) []byte {
 	}
 	return out
 }
+
+// TestSlowImportIsNotStartedTwice: an import that takes longer than the
+// settle time must not be started again by the next polls.
+func TestSlowImportIsNotStartedTwice(t *testing.T) {
+	dir := t.TempDir()
+	r := start(t, dir, nil, func(c *Config) {
+		c.PollInterval = time.Millisecond
+		c.SettleTime = time.Millisecond
+		c.MaxConcurrent = 4
+	})
+	// The largest fixture takes far longer to import than the poll and
+	// settle intervals.
+	writeAtomically(t, filepath.Join(dir, "big.json.gz"), fixture(t, "hta-df_index_resolver.json.gz"))
+	waitFor(t, "import", func() bool { return len(r.traces.AllTraces()) == 1 })
+	time.Sleep(300 * time.Millisecond)
+	if n := len(r.traces.AllTraces()); n != 1 {
+		t.Fatalf("imported %d times", n)
+	}
+}
