@@ -37,11 +37,11 @@ type importer struct {
 	metrics consumer.Metrics
 	logs    consumer.Logs
 
-	client  storage.Client
+	client   storage.Client
 	pending  map[string]observation // path → last observation, while settling
 	done     map[string]bool        // keys imported or failed this run (storage-less memory)
 	inflight map[string]bool        // keys being imported now: never started twice
-	sem     chan struct{}
+	sem      chan struct{}
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
