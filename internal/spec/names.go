@@ -47,6 +47,8 @@ const (
 	ProfileMemoryAllocated        = "llm.profile.memory.allocated"
 	ProfileMemoryOutstanding      = "llm.profile.memory.outstanding"
 	ProfileAllocatorFragmentation = "llm.profile.allocator.fragmentation"
+	ProfileMemoryTotalAllocated   = "llm.profile.memory.total_allocated"
+	ProfileMemoryTotalReserved    = "llm.profile.memory.total_reserved"
 
 	// Derived by rootcause.
 	HwGpuMemoryGrowthRate       = "hw.gpu.memory.growth_rate"

@@ -177,6 +177,19 @@ var metrics = []Metric{
 			{Name: AttrProfileFile, Requirement: Recommended},
 		}},
 
+	{Name: ProfileMemoryTotalAllocated, Group: GroupProfile, Instrument: Gauge, Unit: "By", Origin: OriginLLMOps,
+		Description: "Memory the caching allocator had handed out, as a time series over the profile (Kineto's Total Allocated).",
+		Attributes: []AttrRef{
+			{Name: AttrProfileDevice, Requirement: Required},
+			{Name: AttrProfileFile, Requirement: Recommended},
+		}},
+	{Name: ProfileMemoryTotalReserved, Group: GroupProfile, Instrument: Gauge, Unit: "By", Origin: OriginLLMOps,
+		Description: "Memory the caching allocator had reserved from the driver, as a time series over the profile (Kineto's Total Reserved).",
+		Attributes: []AttrRef{
+			{Name: AttrProfileDevice, Requirement: Required},
+			{Name: AttrProfileFile, Requirement: Recommended},
+		}},
+
 	// ---- Derived (rootcause) ----
 	{Name: HwGpuMemoryGrowthRate, Group: GroupDerived, Instrument: Gauge, Unit: "By/s", Origin: OriginLLMOps,
 		Description: "Robust slope of GPU memory usage over the leak window (per GPU, or per process when process.pid is set).",
