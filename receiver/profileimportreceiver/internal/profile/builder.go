@@ -170,12 +170,29 @@ type threadKey struct {
 type Builder struct {
 	opts Options
 
-	strs    []string
-	strIdx  map[string]uint32
-	threads []threadKey
-	thrIdx  map[threadKey]uint32
+	strs   []string
+	strIdx map[string]uint32
+	// strCache maps a cheap fingerprint of a string to its index + 1 (0:
+	// empty slot); see intern.
+	strCache [internCacheSize]uint32
+	threads  []threadKey
+	thrIdx   map[threadKey]uint32
+	// lastThr caches the thread of the previous lookup (events come in
+	// runs from the same thread).
+	lastThr    uint32
+	hasLastThr bool
+	// lastCat caches the interned category of the previous event.
+	lastCat    string
+	lastCatIdx uint32
+	hasLastCat bool
 
-	nodes  []node
+	// Events accumulate in chunks (no reallocation and copy of the
+	// whole table as it grows) and are flattened once, at their exact
+	// size, when Finish starts.
+	memAcc  chunked[memEvent]
+	flowAcc chunked[flow]
+
+	nodes  nodeTable
 	extras []extra
 	mems   []memEvent
 	flows  []flow
@@ -214,26 +231,111 @@ func NewBuilder(opts Options) *Builder {
 }
 
 func (b *Builder) intern(s string) uint32 {
-	if i, ok := b.strIdx[s]; ok {
-		return i
+	// A small direct-mapped cache in front of the map: names (kernel
+	// names are long C++ signatures) repeat, and checking a candidate is
+	// cheaper than hashing the whole string.
+	var slot uint32
+	if n := len(s); n > 0 {
+		slot = (uint32(n)*31 + uint32(s[0])*7 + uint32(s[n/2])*3 + uint32(s[n-1])) % internCacheSize
+		if c := b.strCache[slot]; c != 0 && b.strs[c-1] == s {
+			return c - 1
+		}
 	}
-	s = strings.Clone(s)
-	i := uint32(len(b.strs))
-	b.strs = append(b.strs, s)
-	b.strIdx[s] = i
+	i, ok := b.strIdx[s]
+	if !ok {
+		s = strings.Clone(s)
+		i = uint32(len(b.strs))
+		b.strs = append(b.strs, s)
+		b.strIdx[s] = i
+	}
+	if len(s) > 0 {
+		b.strCache[slot] = i + 1
+	}
 	return i
 }
 
+const internCacheSize = 512
+
 func (b *Builder) thread(e *kineto.Event) uint32 {
 	k := threadKey{pid: e.Pid, tid: e.Tid, pidStr: e.PidStr, tidStr: e.TidStr}
+	if b.hasLastThr && b.threads[b.lastThr] == k {
+		return b.lastThr
+	}
 	if i, ok := b.thrIdx[k]; ok {
+		b.lastThr, b.hasLastThr = i, true
 		return i
 	}
 	k.pidStr, k.tidStr = strings.Clone(k.pidStr), strings.Clone(k.tidStr)
 	i := uint32(len(b.threads))
 	b.threads = append(b.threads, k)
 	b.thrIdx[k] = i
+	b.lastThr, b.hasLastThr = i, true
 	return i
+}
+
+// nodeChunkBits sizes the chunks of a nodeTable (8192 nodes, 576 KiB).
+const nodeChunkBits = 13
+
+// nodeTable is the table of kept duration events, by arrival index. It
+// is stored in fixed-size chunks rather than one slice: the largest table
+// of the builder never gets reallocated and copied as it grows, and never
+// needs twice its size while it does.
+type nodeTable struct {
+	chunks [][]node
+	n      int32
+}
+
+func (nt *nodeTable) add(x node) {
+	c := int(nt.n >> nodeChunkBits)
+	if c == len(nt.chunks) {
+		size := 1 << nodeChunkBits
+		if c == 0 {
+			size = 64 // the first chunk grows as needed: small traces stay small
+		}
+		nt.chunks = append(nt.chunks, make([]node, 0, size))
+	}
+	nt.chunks[c] = append(nt.chunks[c], x)
+	nt.n++
+}
+
+func (nt nodeTable) len() int32 { return nt.n }
+
+func (nt nodeTable) at(i int32) *node {
+	return &nt.chunks[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
+}
+
+// chunked accumulates a pointer-free table in chunks.
+type chunked[E any] struct {
+	full [][]E
+	cur  []E
+	n    int
+}
+
+func (c *chunked[E]) add(e E) {
+	if len(c.cur) == cap(c.cur) {
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+		}
+		c.cur = make([]E, 0, min(max(c.n, 64), 1<<14))
+	}
+	c.cur = append(c.cur, e)
+	c.n++
+}
+
+// flatten returns the elements in order in one slice of exactly their
+// count, and empties c.
+func (c *chunked[E]) flatten() []E {
+	if c.n == 0 {
+		return nil
+	}
+	out := make([]E, 0, c.n)
+	for i, ch := range c.full {
+		out = append(out, ch...)
+		c.full[i] = nil
+	}
+	out = append(out, c.cur...)
+	*c = chunked[E]{}
+	return out
 }
 
 func clampInt32(v int64) int32 {
@@ -247,7 +349,13 @@ func clampInt32(v int64) int32 {
 // reused by the caller after it returns.
 func (b *Builder) Event(e *kineto.Event) error {
 	b.events++
-	ci := b.intern(e.Cat)
+	var ci uint32
+	if b.hasLastCat && e.Cat == b.lastCat {
+		ci = b.lastCatIdx
+	} else {
+		ci = b.intern(e.Cat)
+		b.lastCat, b.lastCatIdx, b.hasLastCat = b.strs[ci], ci, true
+	}
 	for int(ci) >= len(b.catCount) {
 		b.catCount = append(b.catCount, 0)
 	}
@@ -260,7 +368,7 @@ func (b *Builder) Event(e *kineto.Event) error {
 		b.addNode(e, ci)
 	case 'i', 'I':
 		if e.Name == "[memory]" {
-			b.mems = append(b.mems, memEvent{
+			b.memAcc.add(memEvent{
 				ts: e.TsNs, addr: e.Args.Addr, bytes: e.Args.Bytes,
 				totalAlloc: e.Args.TotalAllocated, totalRes: e.Args.TotalReserved,
 				thread: b.thread(e), device: int16(clampInt32(e.Args.DeviceID)), devType: int8(clampInt32(e.Args.DeviceType)),
@@ -268,7 +376,7 @@ func (b *Builder) Event(e *kineto.Event) error {
 		}
 	case 's', 'f', 't':
 		if e.Cat == "ac2g" && e.Phase != 't' {
-			b.flows = append(b.flows, flow{id: flowID(e.ID), ts: e.TsNs, thread: b.thread(e), start: e.Phase == 's'})
+			b.flowAcc.add(flow{id: flowID(e.ID), ts: e.TsNs, thread: b.thread(e), start: e.Phase == 's'})
 		}
 	case 'M':
 		if e.Name == "process_name" && e.Args.MetaName != "" && e.PidStr == "" {
@@ -332,5 +440,5 @@ func (b *Builder) addNode(e *kineto.Event, ci uint32) {
 		n.extra = uint32(len(b.extras))
 		b.extras = append(b.extras, x)
 	}
-	b.nodes = append(b.nodes, n)
+	b.nodes.add(n)
 }

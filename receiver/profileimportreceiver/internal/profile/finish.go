@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -147,9 +147,19 @@ func (b *Builder) Finish(md kineto.Metadata, file string) (Result, error) {
 	if md.HasBaseTime {
 		off = md.BaseTimeNs
 	}
+	b.mems, b.flows = b.memAcc.flatten(), b.flowAcc.flatten()
 	t := &tree{b: b, nodes: b.nodes, stats: st}
+	// The CPU tree and the GPU links write the parents of disjoint node
+	// sets (CPU-side kinds, GPU-side kinds), distinct Stats fields, and
+	// read no parent: they run side by side.
+	var linked sync.WaitGroup
+	linked.Add(1)
+	go func() {
+		defer linked.Done()
+		t.linkGPU()
+	}()
 	t.buildCPUTree()
-	t.linkGPU()
+	linked.Wait()
 	t.computePaths()
 	t.fold()
 
@@ -161,8 +171,8 @@ func (b *Builder) Finish(md kineto.Metadata, file string) (Result, error) {
 	// Window.
 	winStart, winEnd := int64(0), int64(0)
 	first := true
-	for i := range b.nodes {
-		s, e := b.nodes[i].start, b.nodes[i].end()
+	for i := int32(0); i < b.nodes.len(); i++ {
+		s, e := b.nodes.at(i).start, b.nodes.at(i).end()
 		if first || s < winStart {
 			winStart = s
 		}
@@ -193,30 +203,48 @@ func (b *Builder) Finish(md kineto.Metadata, file string) (Result, error) {
 
 	keep := t.selectSpans(st)
 	ids := spanIDer{seed: binary.BigEndian.Uint64(tid[:8]) ^ binary.BigEndian.Uint64(tid[8:])}
-	b.emitSpans(res.Traces, t, keep, tid, ids, off, winStart, winEnd, base, st)
 
-	mem := t.memory(st)
-	res.Modules = mem.modules
-	b.emitMetrics(res.Metrics, mem, off, winStart, winEnd, file, st)
-	b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winStart, winEnd, file, st)
+	b.flows = nil
+
+	// Memory accounting, metrics and leak suspects run alongside the spans
+	// (the bulk of the result). Both only read the tree, the node table and
+	// the string table, and write distinct Stats fields and outputs;
+	// memoryPath's one new string is interned beforehand so that intern
+	// does not grow the string table meanwhile.
+	b.intern(UnattributedPath)
+	var modules []ModuleMemory
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		mem := t.memory(st)
+		modules = mem.modules
+		b.emitMetrics(res.Metrics, mem, off, winStart, winEnd, file, st)
+		b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winStart, winEnd, file, st)
+		t.memNode, b.mems = nil, nil
+	}()
+	b.emitSpans(res.Traces, t, keep, tid, ids, off, winStart, winEnd, base, st)
+	wg.Wait()
+	res.Modules = modules
 	return res, nil
 }
 
 // mainPid is the numeric pid of most CPU-side events.
 func (b *Builder) mainPid() int64 {
-	count := make(map[int64]int64)
-	for i := range b.nodes {
-		if b.nodes[i].kind.cpu() {
-			th := &b.threads[b.nodes[i].thread]
-			if th.pidStr == "" {
-				count[th.pid]++
-			}
+	// Count per thread, then per pid.
+	perThread := make([]int64, len(b.threads))
+	for i := int32(0); i < b.nodes.len(); i++ {
+		if n := b.nodes.at(i); n.kind.cpu() {
+			perThread[n.thread]++
 		}
 	}
 	for i := range b.mems {
-		th := &b.threads[b.mems[i].thread]
-		if th.pidStr == "" {
-			count[th.pid]++
+		perThread[b.mems[i].thread]++
+	}
+	count := make(map[int64]int64)
+	for i, n := range perThread {
+		if th := &b.threads[i]; n > 0 && th.pidStr == "" {
+			count[th.pid] += n
 		}
 	}
 	best, bestN := int64(-1), int64(0)
@@ -286,9 +314,9 @@ func (s spanIDer) id(i int32) pcommon.SpanID {
 // selectSpans applies the span budget; it returns keep per node.
 func (t *tree) selectSpans(st *Stats) []bool {
 	nodes := t.nodes
-	keep := make([]bool, len(nodes))
+	keep := make([]bool, int(nodes.len()))
 	eligible := 0
-	for i := range nodes {
+	for i := int32(0); i < nodes.len(); i++ {
 		if t.span[i] {
 			eligible++
 		}
@@ -310,80 +338,70 @@ func (t *tree) selectSpans(st *Stats) []bool {
 	}
 	// GPU time of each node: launched activity's duration added to its
 	// parent chain.
-	gpu := make([]int64, len(nodes))
-	for i := range nodes {
-		if !nodes[i].kind.launched() {
+	gpu := make([]int64, int(nodes.len()))
+	for i := int32(0); i < nodes.len(); i++ {
+		if !nodes.at(i).kind.launched() {
 			continue
 		}
-		d := nodes[i].dur
-		for p := nodes[i].parent; p >= 0; p = nodes[p].parent {
+		d := nodes.at(i).dur
+		for p := nodes.at(i).parent; p >= 0; p = nodes.at(p).parent {
 			gpu[p] += d
 		}
 	}
 	var tier []int32
 	// 1. annotations and module frames.
-	for i := range nodes {
-		n := &nodes[i]
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
 		if t.span[i] && (n.kind == kAnnotation || n.kind == kGPUAnnotation || n.flags&fModule != 0) {
-			tier = append(tier, int32(i))
+			tier = append(tier, i)
 		}
 	}
-	slices.SortFunc(tier, func(x, y int32) int {
-		a, b := &nodes[x], &nodes[y]
-		if c := cmp.Compare(b.flags&fStep, a.flags&fStep); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.dur, a.dur); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	var keys []sortKey
+	if len(tier) > left {
+		keys = smallestByKey(tier, keys, left, func(i int32) (int64, int64) {
+			return -int64(nodes.at(i).flags & fStep), -nodes.at(i).dur
+		})
+	}
 	for _, i := range tier {
 		take(i)
+	}
+	if left == 0 {
+		return keep
 	}
 	// 2. ops with GPU time.
 	tier = tier[:0]
-	for i := range nodes {
-		if t.span[i] && nodes[i].kind == kOp && gpu[i] > 0 {
-			tier = append(tier, int32(i))
+	for i := int32(0); i < nodes.len(); i++ {
+		if t.span[i] && nodes.at(i).kind == kOp && gpu[i] > 0 {
+			tier = append(tier, i)
 		}
 	}
-	slices.SortFunc(tier, func(x, y int32) int {
-		if c := cmp.Compare(gpu[y], gpu[x]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(nodes[y].dur, nodes[x].dur); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	if len(tier) > left {
+		keys = smallestByKey(tier, keys, left, func(i int32) (int64, int64) { return -gpu[i], -nodes.at(i).dur })
+	}
 	for _, i := range tier {
 		take(i)
+	}
+	if left == 0 {
+		return keep
 	}
 	// 3. GPU activity of kept spans, with its launch.
 	tier = tier[:0]
 	launcher := func(k int32) int32 {
-		if p := nodes[k].parent; p >= 0 && t.span[p] {
+		if p := nodes.at(k).parent; p >= 0 && t.span[p] {
 			return p
 		}
 		return t.up[k]
 	}
-	for i := range nodes {
-		if t.span[i] && nodes[i].kind.launched() {
-			if l := launcher(int32(i)); l >= 0 && nodes[l].kind == kRuntime {
-				tier = append(tier, int32(i))
+	for i := int32(0); i < nodes.len(); i++ {
+		if t.span[i] && nodes.at(i).kind.launched() {
+			if l := launcher(i); l >= 0 && nodes.at(l).kind == kRuntime {
+				tier = append(tier, i)
 			}
 		}
 	}
-	slices.SortFunc(tier, func(x, y int32) int {
-		lx, ly := launcher(x), launcher(y)
-		if c := cmp.Compare(gpu[ly], gpu[lx]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(lx, ly); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
+	keys = sortByKey(tier, keys, func(i int32) (int64, int64) {
+		l := launcher(i)
+		return -gpu[l], int64(l)
 	})
 	for _, k := range tier {
 		if left == 0 {
@@ -400,29 +418,62 @@ func (t *tree) selectSpans(st *Stats) []bool {
 			}
 		}
 	}
+	if left == 0 {
+		return keep
+	}
 	// 4. the rest, longest first.
 	tier = tier[:0]
-	for i := range nodes {
+	for i := int32(0); i < nodes.len(); i++ {
 		if t.span[i] && !keep[i] {
-			tier = append(tier, int32(i))
+			tier = append(tier, i)
 		}
 	}
-	slices.SortFunc(tier, func(x, y int32) int {
-		if c := cmp.Compare(nodes[y].dur, nodes[x].dur); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	if len(tier) > left {
+		smallestByKey(tier, keys, left, func(i int32) (int64, int64) { return -nodes.at(i).dur, 0 })
+	}
 	for _, i := range tier {
 		take(i)
 	}
 	return keep
 }
 
+// smallestByKey moves to idx[:k] the k indexes that come first in the
+// (key(i), i) order, in no particular order: where all a tier's picks fit
+// in the budget, which ones are taken depends on the order, the order in
+// which they are taken does not.
+func smallestByKey(idx []int32, buf []sortKey, k int, key func(int32) (int64, int64)) []sortKey {
+	buf = slices.Grow(buf[:0], len(idx))[:len(idx)]
+	for j, i := range idx {
+		a, b := key(i)
+		buf[j] = sortKey{a: a, b: b, d: int64(i)}
+	}
+	selectKeys(buf, k)
+	for j := range buf {
+		idx[j] = int32(buf[j].d)
+	}
+	return buf
+}
+
+// sortByKey sorts idx by (key(i), i) ascending, computing each key once
+// (the comparator then reads neither the nodes nor side tables). buf is
+// reused scratch space; the grown buffer is returned.
+func sortByKey(idx []int32, buf []sortKey, key func(int32) (int64, int64)) []sortKey {
+	buf = slices.Grow(buf[:0], len(idx))[:len(idx)]
+	for j, i := range idx {
+		a, b := key(i)
+		buf[j] = sortKey{a: a, b: b, d: int64(i)}
+	}
+	sortKeys(buf)
+	for j := range buf {
+		idx[j] = int32(buf[j].d)
+	}
+	return buf
+}
+
 // keptParent is the nearest kept ancestor of node i (-1: the root).
 func (t *tree) keptParent(i int32, keep []bool) int32 {
 	var p int32
-	if q := t.nodes[i].parent; q >= 0 && t.span[q] {
+	if q := t.nodes.at(i).parent; q >= 0 && t.span[q] {
 		p = q
 	} else {
 		p = t.up[i]
@@ -450,6 +501,7 @@ func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.
 	spans := ss.Spans()
 	spans.EnsureCapacity(n)
 	st.SpansByKind = make(map[string]int64)
+	var byKind [len(kindNames)]int64
 
 	root := spans.AppendEmpty()
 	root.SetTraceID(tid)
@@ -462,15 +514,15 @@ func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.
 	rootID := root.SpanID()
 	st.Spans = 1
 
-	for i := range t.nodes {
+	for i := int32(0); i < t.nodes.len(); i++ {
 		if !keep[i] {
 			continue
 		}
-		nd := &t.nodes[i]
+		nd := t.nodes.at(i)
 		sp := spans.AppendEmpty()
 		sp.SetTraceID(tid)
-		sp.SetSpanID(ids.id(int32(i)))
-		if p := t.keptParent(int32(i), keep); p >= 0 {
+		sp.SetSpanID(ids.id(i))
+		if p := t.keptParent(i, keep); p >= 0 {
 			sp.SetParentSpanID(ids.id(p))
 		} else {
 			sp.SetParentSpanID(rootID)
@@ -480,7 +532,7 @@ func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.
 		sp.SetStartTimestamp(pcommon.Timestamp(nd.start + off))
 		sp.SetEndTimestamp(pcommon.Timestamp(nd.end() + off))
 		a := sp.Attributes()
-		a.EnsureCapacity(6)
+		a.EnsureCapacity(b.attrCount(t, nd, i))
 		a.PutStr(AttrCategory, b.strs[nd.cat])
 		if p := t.modPath[i]; p != 0 {
 			a.PutStr(spec.AttrProfileModulePath, b.strs[p])
@@ -512,8 +564,48 @@ func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.
 			putRaw(a, AttrCallStack, b.strs[x.callStack])
 		}
 		st.Spans++
-		st.SpansByKind[kindNames[nd.kind]]++
+		byKind[nd.kind]++
 	}
+	for k, c := range byKind {
+		if c > 0 {
+			st.SpansByKind[kindNames[k]] += c
+		}
+	}
+}
+
+// attrCount is the exact number of attributes emitSpans puts on node i's
+// span, so that the attribute map is allocated once at its final size.
+func (b *Builder) attrCount(t *tree, nd *node, i int32) int {
+	c := 1
+	if t.modPath[i] != 0 {
+		c++
+	}
+	if nd.device >= 0 {
+		c++
+	}
+	if nd.stream >= 0 {
+		c++
+	}
+	if nd.kind != kPython {
+		if nd.ext >= 0 {
+			c++
+		}
+		if nd.corr >= 0 {
+			c++
+		}
+	}
+	if nd.kind.cpu() && b.threads[nd.thread].tidStr == "" {
+		c++
+	}
+	if nd.extra != 0 {
+		x := &b.extras[nd.extra]
+		for _, v := range [...]uint32{x.inputDims, x.grid, x.block, x.callStack} {
+			if v != 0 {
+				c++
+			}
+		}
+	}
+	return c
 }
 
 // putRaw stores a raw JSON arg as written; a JSON string is unquoted.
@@ -566,6 +658,9 @@ func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file stri
 
 // release drops the builder's state once Finish has built the result.
 func (b *Builder) release() {
-	b.nodes, b.extras, b.mems, b.flows = nil, nil, nil, nil
+	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, nil, nil, nil
+	b.memAcc, b.flowAcc = chunked[memEvent]{}, chunked[flow]{}
 	b.strs, b.strIdx, b.threads, b.thrIdx = nil, nil, nil, nil
+	b.hasLastThr, b.hasLastCat, b.lastCat = false, false, ""
+	b.strCache = [internCacheSize]uint32{}
 }

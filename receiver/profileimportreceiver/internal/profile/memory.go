@@ -64,13 +64,13 @@ func (t *tree) memoryPath(n int32) uint32 {
 		return p
 	}
 	outer := int32(-1)
-	for p := n; p >= 0; p = t.nodes[p].parent {
-		if t.nodes[p].kind == kOp {
+	for p := n; p >= 0; p = t.nodes.at(p).parent {
+		if t.nodes.at(p).kind == kOp {
 			outer = p
 		}
 	}
 	if outer >= 0 {
-		return t.nodes[outer].name
+		return t.nodes.at(outer).name
 	}
 	return t.b.intern(UnattributedPath)
 }
@@ -82,11 +82,16 @@ func (t *tree) memory(st *Stats) *memAccount {
 	mems := t.b.mems
 	acc := &memAccount{}
 	st.MemoryEvents = int64(len(mems))
-	order := make([]int32, len(mems))
-	for i := range order {
-		order[i] = int32(i)
+	keys := make([]sortKey, len(mems))
+	for i := range mems {
+		keys[i] = sortKey{a: mems[i].ts, d: int64(i)} // stable: ties by index
 	}
-	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(mems[x].ts, mems[y].ts) })
+	sortKeys(keys)
+	order := make([]int32, len(mems))
+	for i := range keys {
+		order[i] = int32(keys[i].d)
+	}
+	keys = nil
 	acc.order = order
 
 	groups := make(map[groupKey]int32)

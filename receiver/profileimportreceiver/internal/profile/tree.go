@@ -9,7 +9,7 @@ import (
 // tree is the work state of Finish.
 type tree struct {
 	b     *Builder
-	nodes []node
+	nodes nodeTable
 	// modPath is the interned module path of each node ("" when none).
 	modPath []uint32
 	// up is the nearest ancestor that is a span (-1: the root span).
@@ -27,45 +27,37 @@ type tree struct {
 // module frame open at their time on the same thread.
 func (t *tree) buildCPUTree() {
 	nodes := t.nodes
-	var cpu []int32
-	for i := range nodes {
-		if nodes[i].kind.cpu() {
-			cpu = append(cpu, int32(i))
+	// Sort (thread, start, longest first, containRank, arrival) on
+	// precomputed keys: the comparator does not chase node indexes.
+	nCPU := 0
+	for i := int32(0); i < nodes.len(); i++ {
+		if nodes.at(i).kind.cpu() {
+			nCPU++
 		}
 	}
-	slices.SortFunc(cpu, func(x, y int32) int {
-		a, b := &nodes[x], &nodes[y]
-		if c := cmp.Compare(a.thread, b.thread); c != 0 {
-			return c
+	keys := make([]sortKey, 0, nCPU)
+	for i := int32(0); i < nodes.len(); i++ {
+		if n := nodes.at(i); n.kind.cpu() {
+			keys = append(keys, sortKey{a: int64(n.thread), b: n.start, c: -n.dur, d: int64(containRank(n))<<32 | int64(i)})
 		}
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.dur, a.dur); c != 0 {
-			return c
-		}
-		// Same span of time: an annotation encloses, then a module frame,
-		// then the rest in arrival order.
-		if c := cmp.Compare(containRank(a), containRank(b)); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	}
+	sortKeys(keys)
+	cpu := make([]int32, len(keys))
+	for j := range keys {
+		cpu[j] = int32(keys[j].d)
+	}
+	keys = nil
 	mems := t.b.mems
-	memOrder := make([]int32, len(mems))
-	for i := range memOrder {
-		memOrder[i] = int32(i)
+	memKeys := make([]sortKey, len(mems))
+	for i := range mems {
+		memKeys[i] = sortKey{a: int64(mems[i].thread), b: mems[i].ts, d: int64(i)}
 	}
-	slices.SortFunc(memOrder, func(x, y int32) int {
-		a, b := &mems[x], &mems[y]
-		if c := cmp.Compare(a.thread, b.thread); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.ts, b.ts); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	sortKeys(memKeys)
+	memOrder := make([]int32, len(mems))
+	for i := range memKeys {
+		memOrder[i] = int32(memKeys[i].d)
+	}
+	memKeys = nil
 	t.memNode = make([]int32, len(mems))
 	stack := make([]int32, 0, 64)
 	ci, mi := 0, 0
@@ -76,25 +68,25 @@ func (t *tree) buildCPUTree() {
 		case ci >= len(cpu):
 			th = mems[memOrder[mi]].thread
 		case mi >= len(memOrder):
-			th = nodes[cpu[ci]].thread
+			th = nodes.at(cpu[ci]).thread
 		default:
-			th = min(nodes[cpu[ci]].thread, mems[memOrder[mi]].thread)
+			th = min(nodes.at(cpu[ci]).thread, mems[memOrder[mi]].thread)
 		}
 		stack = stack[:0]
 		for {
-			hasN := ci < len(cpu) && nodes[cpu[ci]].thread == th
+			hasN := ci < len(cpu) && nodes.at(cpu[ci]).thread == th
 			hasM := mi < len(memOrder) && mems[memOrder[mi]].thread == th
 			if !hasN && !hasM {
 				break
 			}
 			// Ops starting at the memory event's ts are open at it.
-			if hasN && (!hasM || nodes[cpu[ci]].start <= mems[memOrder[mi]].ts) {
+			if hasN && (!hasM || nodes.at(cpu[ci]).start <= mems[memOrder[mi]].ts) {
 				i := cpu[ci]
 				ci++
-				n := &nodes[i]
+				n := nodes.at(i)
 				end := n.end()
 				for len(stack) > 0 {
-					top := &nodes[stack[len(stack)-1]]
+					top := nodes.at(stack[len(stack)-1])
 					if top.end() >= end {
 						break // top contains n
 					}
@@ -112,12 +104,12 @@ func (t *tree) buildCPUTree() {
 			m := memOrder[mi]
 			mi++
 			ts := mems[m].ts
-			for len(stack) > 0 && nodes[stack[len(stack)-1]].end() < ts {
+			for len(stack) > 0 && nodes.at(stack[len(stack)-1]).end() < ts {
 				stack = stack[:len(stack)-1]
 			}
 			t.memNode[m] = -1
 			for j := len(stack) - 1; j >= 0; j-- {
-				if nd := &nodes[stack[j]]; nd.kind == kOp || nd.flags&fModule != 0 {
+				if nd := nodes.at(stack[j]); nd.kind == kOp || nd.flags&fModule != 0 {
 					t.memNode[m] = stack[j]
 					break
 				}
@@ -129,30 +121,40 @@ func (t *tree) buildCPUTree() {
 	}
 
 	// Python id tree.
-	pyIdx := make(map[int64]int32)
-	for i := range nodes {
-		if nodes[i].kind == kPython && nodes[i].corr >= 0 {
-			if _, dup := pyIdx[nodes[i].corr]; !dup {
-				pyIdx[nodes[i].corr] = int32(i)
+	// Maps are sized up front: growing them rehashes and leaves garbage.
+	nPy := 0
+	for i := int32(0); i < nodes.len(); i++ {
+		if nodes.at(i).kind == kPython && nodes.at(i).corr >= 0 {
+			nPy++
+		}
+	}
+	if nPy == 0 {
+		return
+	}
+	pyIdx := make(map[int64]int32, nPy)
+	for i := int32(0); i < nodes.len(); i++ {
+		if nodes.at(i).kind == kPython && nodes.at(i).corr >= 0 {
+			if _, dup := pyIdx[nodes.at(i).corr]; !dup {
+				pyIdx[nodes.at(i).corr] = i
 			}
 		}
 	}
 	if len(pyIdx) == 0 {
 		return
 	}
-	for i := range nodes {
-		n := &nodes[i]
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
 		if n.kind != kPython || n.ext < 0 {
 			continue
 		}
 		p, ok := pyIdx[n.ext]
-		if !ok || int(p) == i {
+		if !ok || p == i {
 			continue
 		}
-		pn := &nodes[p]
+		pn := nodes.at(p)
 		// Accept only parents that precede the child in the sweep order,
 		// which keeps the tree acyclic whatever the input says.
-		if pn.thread == n.thread && precedes(pn, n, p, int32(i)) {
+		if pn.thread == n.thread && precedes(pn, n, p, i) {
 			n.parent = p
 		}
 	}
@@ -191,23 +193,33 @@ func precedes(a, b *node, ai, bi int32) bool {
 // annotation containing it in time (else the root).
 func (t *tree) linkGPU() {
 	nodes := t.nodes
-	byCorr := make(map[int64]int32)
-	annByExt := make(map[int64]int32)
-	var anns []int32
-	for i := range nodes {
-		n := &nodes[i]
+	// Maps are sized up front: growing them rehashes and leaves garbage.
+	nRuntime, nAnn := 0, 0
+	for i := int32(0); i < nodes.len(); i++ {
+		switch nodes.at(i).kind {
+		case kRuntime:
+			nRuntime++
+		case kAnnotation:
+			nAnn++
+		}
+	}
+	byCorr := make(map[int64]int32, nRuntime)
+	annByExt := make(map[int64]int32, nAnn)
+	anns := make([]int32, 0, nAnn)
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
 		switch n.kind {
 		case kRuntime:
 			if n.corr >= 0 {
 				if _, dup := byCorr[n.corr]; !dup {
-					byCorr[n.corr] = int32(i)
+					byCorr[n.corr] = i
 				}
 			}
 		case kAnnotation:
-			anns = append(anns, int32(i))
+			anns = append(anns, i)
 			if n.ext >= 0 {
 				if _, dup := annByExt[n.ext]; !dup {
-					annByExt[n.ext] = int32(i)
+					annByExt[n.ext] = i
 				}
 			}
 		}
@@ -220,8 +232,14 @@ func (t *tree) linkGPU() {
 	var flowStart map[uint64]tts // id -> (thread, ts) of 's'
 	var runtimeAt map[tts]int32
 	initFlows := func() {
-		flowEnd = make(map[tts]uint64)
-		flowStart = make(map[uint64]tts)
+		nStart := 0
+		for _, f := range t.b.flows {
+			if f.start {
+				nStart++
+			}
+		}
+		flowEnd = make(map[tts]uint64, len(t.b.flows)-nStart)
+		flowStart = make(map[uint64]tts, nStart)
 		for _, f := range t.b.flows {
 			if f.start {
 				flowStart[f.id] = tts{f.thread, f.ts}
@@ -229,25 +247,25 @@ func (t *tree) linkGPU() {
 				flowEnd[tts{f.thread, f.ts}] = f.id
 			}
 		}
-		runtimeAt = make(map[tts]int32)
-		for i := range nodes {
-			if nodes[i].kind == kRuntime {
-				k := tts{nodes[i].thread, nodes[i].start}
+		runtimeAt = make(map[tts]int32, nRuntime)
+		for i := int32(0); i < nodes.len(); i++ {
+			if nodes.at(i).kind == kRuntime {
+				k := tts{nodes.at(i).thread, nodes.at(i).start}
 				if _, dup := runtimeAt[k]; !dup {
-					runtimeAt[k] = int32(i)
+					runtimeAt[k] = i
 				}
 			}
 		}
 	}
 	var unmatched []int32
-	for i := range nodes {
-		n := &nodes[i]
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
 		switch {
 		case n.kind == kGPUAnnotation:
 			if p, ok := annByExt[n.ext]; ok && n.ext >= 0 {
 				n.parent = p
 			} else {
-				unmatched = append(unmatched, int32(i))
+				unmatched = append(unmatched, i)
 			}
 		case n.kind.launched():
 			if p, ok := byCorr[n.corr]; ok && n.corr >= 0 {
@@ -269,7 +287,7 @@ func (t *tree) linkGPU() {
 				}
 			}
 			t.stats.KernelsWithoutLauncher++
-			unmatched = append(unmatched, int32(i))
+			unmatched = append(unmatched, i)
 		}
 	}
 	if len(unmatched) == 0 || len(anns) == 0 {
@@ -278,35 +296,35 @@ func (t *tree) linkGPU() {
 	// Annotations by start, with the running max of their ends so the
 	// backward scan stops as soon as nothing earlier can contain t.
 	slices.SortFunc(anns, func(x, y int32) int {
-		if c := cmp.Compare(nodes[x].start, nodes[y].start); c != 0 {
+		if c := cmp.Compare(nodes.at(x).start, nodes.at(y).start); c != 0 {
 			return c
 		}
 		return cmp.Compare(x, y)
 	})
 	maxEnd := make([]int64, len(anns))
 	for j, a := range anns {
-		maxEnd[j] = nodes[a].end()
+		maxEnd[j] = nodes.at(a).end()
 		if j > 0 {
 			maxEnd[j] = max(maxEnd[j], maxEnd[j-1])
 		}
 	}
 	const scanCap = 4096
 	for _, i := range unmatched {
-		ts := nodes[i].start
+		ts := nodes.at(i).start
 		j, _ := slices.BinarySearchFunc(anns, ts, func(a int32, v int64) int {
-			if nodes[a].start <= v {
+			if nodes.at(a).start <= v {
 				return -1
 			}
 			return 1
 		})
 		best := int32(-1)
 		for k, n := j-1, 0; k >= 0 && n < scanCap && maxEnd[k] >= ts; k, n = k-1, n+1 {
-			a := &nodes[anns[k]]
-			if a.end() >= ts && (best < 0 || a.dur < nodes[best].dur) {
+			a := nodes.at(anns[k])
+			if a.end() >= ts && (best < 0 || a.dur < nodes.at(best).dur) {
 				best = anns[k]
 			}
 		}
-		nodes[i].parent = best
+		nodes.at(i).parent = best
 	}
 }
 
@@ -316,21 +334,21 @@ func (t *tree) linkGPU() {
 func (t *tree) computePaths() {
 	nodes := t.nodes
 	const unknown = ^uint32(0)
-	t.modPath = make([]uint32, len(nodes))
+	t.modPath = make([]uint32, int(nodes.len()))
 	for i := range t.modPath {
 		t.modPath[i] = unknown
 	}
 	var chain []int32
 	var sb strings.Builder
-	for i := range nodes {
+	for i := int32(0); i < nodes.len(); i++ {
 		if t.modPath[i] != unknown {
 			continue
 		}
 		chain = chain[:0]
-		j := int32(i)
-		for j >= 0 && t.modPath[j] == unknown && len(chain) <= len(nodes) {
+		j := i
+		for j >= 0 && t.modPath[j] == unknown && len(chain) <= int(nodes.len()) {
 			chain = append(chain, j)
-			j = nodes[j].parent
+			j = nodes.at(j).parent
 		}
 		base := uint32(0)
 		if j >= 0 && t.modPath[j] != unknown {
@@ -338,8 +356,8 @@ func (t *tree) computePaths() {
 		}
 		for k := len(chain) - 1; k >= 0; k-- {
 			c := chain[k]
-			if nodes[c].flags&fModule != 0 {
-				cls := strings.TrimPrefix(t.b.strs[nodes[c].name], moduleFramePrefix)
+			if nodes.at(c).flags&fModule != 0 {
+				cls := strings.TrimPrefix(t.b.strs[nodes.at(c).name], moduleFramePrefix)
 				sb.Reset()
 				if base != 0 {
 					sb.WriteString(t.b.strs[base])
@@ -356,10 +374,10 @@ func (t *tree) computePaths() {
 // fold marks span-eligible nodes and computes up (nearest span ancestor).
 func (t *tree) fold() {
 	nodes := t.nodes
-	t.span = make([]bool, len(nodes))
+	t.span = make([]bool, int(nodes.len()))
 	minDur := int64(t.b.opts.MinDuration)
-	for i := range nodes {
-		n := &nodes[i]
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
 		ok := true
 		switch n.kind {
 		case kPython:
@@ -375,21 +393,21 @@ func (t *tree) fold() {
 			t.stats.SpansFolded++
 		}
 	}
-	t.up = make([]int32, len(nodes))
+	t.up = make([]int32, int(nodes.len()))
 	const unknown = int32(-2)
 	for i := range t.up {
 		t.up[i] = unknown
 	}
 	var chain []int32
-	for i := range nodes {
+	for i := int32(0); i < nodes.len(); i++ {
 		if t.up[i] != unknown {
 			continue
 		}
 		chain = chain[:0]
-		j := int32(i)
+		j := i
 		for j >= 0 && t.up[j] == unknown {
 			chain = append(chain, j)
-			j = nodes[j].parent
+			j = nodes.at(j).parent
 		}
 		// j is -1 or a node with up known; the up of the last chain element
 		// is j if j is a span, else up[j].
