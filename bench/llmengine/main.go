@@ -31,6 +31,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/llmops-otel/otelcol-llmops/bench/internal/benchutil"
 	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver"
 )
 
@@ -65,7 +66,7 @@ type result struct {
 }
 
 func run(duration, interval time.Duration) error {
-	root, err := repoRoot()
+	root, err := benchutil.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -290,21 +291,4 @@ func generate10k() []byte {
 		}
 	}
 	return []byte(b.String())
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "builder-config.yaml")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("run from inside the repository")
-		}
-		dir = parent
-	}
 }

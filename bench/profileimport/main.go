@@ -36,6 +36,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/bench/internal/benchutil"
 )
 
 const pythonLoad = `import json,sys; json.load(open(sys.argv[1]))`
@@ -62,7 +64,7 @@ type summary struct {
 }
 
 func run(sizeMB, runs int, dir, fixtures string) error {
-	root, err := repoRoot()
+	root, err := benchutil.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -399,21 +401,4 @@ func generate(seed, dir string, size int64) (string, error) {
 		return "", err
 	}
 	return out, nil
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "builder-config.yaml")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("run from inside the repository")
-		}
-		dir = parent
-	}
 }
