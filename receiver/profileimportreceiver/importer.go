@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 
@@ -239,6 +240,11 @@ func (im *importer) remember(ctx context.Context, key, outcome string) {
 	}
 }
 
+// spanBatchSize is the most spans importFile hands the traces consumer at
+// once: a large profile's spans go downstream batch by batch rather than
+// all held at once.
+const spanBatchSize = 10000
+
 // importFile parses and emits one file. The rule on errors is all or
 // nothing: a file that cannot be read to its end emits nothing, is
 // recorded as failed (not retried until it changes), and is reported.
@@ -257,34 +263,46 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		im.fail(ctx, path, key, err)
 		return
 	}
-	res, err := b.Finish(md, path)
-	if err != nil {
-		im.fail(ctx, path, key, err)
-		return
-	}
 	im.mu.Lock()
 	traces, metrics, logs := im.traces, im.metrics, im.logs
 	im.mu.Unlock()
+	// Spans go downstream in batches as they are built, so that the whole
+	// trace is never held at once; metrics and logs follow the last batch.
+	spans := 0
+	var consumeErr error
+	res, err := b.FinishBatches(md, path, spanBatchSize, func(td ptrace.Traces) error {
+		spans += td.SpanCount()
+		if traces == nil || td.SpanCount() == 0 {
+			return nil
+		}
+		consumeErr = traces.ConsumeTraces(ctx, td)
+		return consumeErr
+	})
+	if err != nil && consumeErr == nil {
+		im.fail(ctx, path, key, err)
+		return
+	}
 	var errs []error
-	if traces != nil && res.Traces.SpanCount() > 0 {
-		errs = append(errs, traces.ConsumeTraces(ctx, res.Traces))
+	if consumeErr == nil {
+		if metrics != nil && res.Metrics.DataPointCount() > 0 {
+			errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
+		}
+		if logs != nil && res.Logs.LogRecordCount() > 0 {
+			errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
+		}
 	}
-	if metrics != nil && res.Metrics.DataPointCount() > 0 {
-		errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
-	}
-	if logs != nil && res.Logs.LogRecordCount() > 0 {
-		errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(append(errs, consumeErr)...); err != nil {
 		// The pipeline refused the data (e.g. memory_limiter): try again
-		// on a later poll rather than losing the profile.
+		// on a later poll rather than losing the profile. A refused span
+		// batch stops the import there (later batches, metrics and logs
+		// are not sent); batches already sent are sent again on retry.
 		im.logger.Warn("the pipeline refused an imported profile; it will be retried", zap.String("file", path), zap.Error(err))
 		return
 	}
 	im.remember(ctx, key, "imported")
 	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
 	im.logger.Info("profile imported", zap.String("file", path), zap.Int64("events", md.Events),
-		zap.Int("spans", res.Traces.SpanCount()), zap.Int("memory_points", res.Metrics.DataPointCount()),
+		zap.Int("spans", spans), zap.Int("memory_points", res.Metrics.DataPointCount()),
 		zap.Int("leak_suspects", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
 	im.afterImport(path)
 }

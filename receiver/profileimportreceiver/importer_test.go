@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
@@ -330,10 +331,31 @@ func TestSlowImportIsNotStartedTwice(t *testing.T) {
 	})
 	// The largest fixture takes far longer to import than the poll and
 	// settle intervals.
+	// Its spans come in several batches; the metrics, once per import,
+	// follow the last one.
 	writeAtomically(t, filepath.Join(dir, "big.json.gz"), fixture(t, "hta-df_index_resolver.json.gz"))
-	waitFor(t, "import", func() bool { return len(r.traces.AllTraces()) == 1 })
+	waitFor(t, "import", func() bool { return len(r.metrics.AllMetrics()) == 1 })
 	time.Sleep(300 * time.Millisecond)
-	if n := len(r.traces.AllTraces()); n != 1 {
+	if n := len(r.metrics.AllMetrics()); n != 1 {
 		t.Fatalf("imported %d times", n)
+	}
+	ids := map[pcommon.SpanID]bool{}
+	for _, td := range r.traces.AllTraces() {
+		rs := td.ResourceSpans()
+		for i := 0; i < rs.Len(); i++ {
+			for j := 0; j < rs.At(i).ScopeSpans().Len(); j++ {
+				sp := rs.At(i).ScopeSpans().At(j).Spans()
+				for k := 0; k < sp.Len(); k++ {
+					if id := sp.At(k).SpanID(); ids[id] {
+						t.Fatalf("span %v sent twice", id)
+					} else {
+						ids[id] = true
+					}
+				}
+			}
+		}
+	}
+	if len(r.traces.AllTraces()) < 2 {
+		t.Errorf("%d span batches for %d spans", len(r.traces.AllTraces()), len(ids))
 	}
 }

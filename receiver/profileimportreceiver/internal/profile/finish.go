@@ -127,8 +127,41 @@ type Result struct {
 //
 // A Builder builds once: Finish releases its state and a second call
 // returns an error.
+//
+// Finish is FinishBatches with one unbounded batch, kept in Result.Traces.
 func (b *Builder) Finish(md kineto.Metadata, file string) (Result, error) {
+	var td ptrace.Traces
+	got := false
+	res, err := b.FinishBatches(md, file, 0, func(batch ptrace.Traces) error {
+		if !got {
+			td, got = batch, true
+		} else {
+			batch.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	if got {
+		res.Traces = td
+	}
+	return res, nil
+}
+
+// FinishBatches is Finish with the spans handed to emit in consecutive
+// batches of at most batchSpans spans (batchSpans <= 0: one batch), in
+// Finish's order and with Finish's ids, attributes and parents. Each batch
+// is a complete ptrace.Traces (one resource, one scope, as in Finish) and
+// is built only after the previous emit returned, so that the caller can
+// hand it downstream and let it go before the next one is built; emit owns
+// the batch. The returned Result has Metrics, Logs, Stats, Modules and
+// TraceID filled and Traces empty (ptrace.NewTraces()). An error from
+// emit stops the spans and is returned (after the metrics and logs, built
+// alongside, are done).
+func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int, emit func(ptrace.Traces) error) (Result, error) {
 	var res Result
+	res.Traces = ptrace.NewTraces()
 	if b.done {
 		return res, errors.New("profile: Finish called twice")
 	}
@@ -194,10 +227,10 @@ func (b *Builder) Finish(md kineto.Metadata, file string) (Result, error) {
 	winStart += off
 	winEnd += off
 
-	res.Traces = ptrace.NewTraces()
 	res.Metrics = pmetric.NewMetrics()
 	res.Logs = plog.NewLogs()
-	b.fillResource(res.Traces.ResourceSpans().AppendEmpty().Resource(), md, file, mainPid)
+	resource := pcommon.NewResource()
+	b.fillResource(resource, md, file, mainPid)
 	b.fillResource(res.Metrics.ResourceMetrics().AppendEmpty().Resource(), md, file, mainPid)
 	b.fillResource(res.Logs.ResourceLogs().AppendEmpty().Resource(), md, file, mainPid)
 
@@ -223,10 +256,10 @@ func (b *Builder) Finish(md kineto.Metadata, file string) (Result, error) {
 		b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winStart, winEnd, file, st)
 		t.memNode, b.mems = nil, nil
 	}()
-	b.emitSpans(res.Traces, t, keep, tid, ids, off, winStart, winEnd, base, st)
+	err := b.emitSpans(resource, batchSpans, emit, t, keep, tid, ids, off, winStart, winEnd, base, st)
 	wg.Wait()
 	res.Modules = modules
-	return res, nil
+	return res, err
 }
 
 // mainPid is the numeric pid of most CPU-side events.
@@ -488,22 +521,61 @@ var kindNames = [...]string{kOther: "other", kAnnotation: "annotation", kGPUAnno
 	kPython: "python_function", kOp: "cpu_op", kRuntime: "runtime", kKernel: "kernel",
 	kMemcpy: "memcpy", kMemset: "memset", kSync: "sync"}
 
-func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.TraceID, ids spanIDer,
-	off, winStart, winEnd int64, base string, st *Stats) {
-	ss := td.ResourceSpans().At(0).ScopeSpans().AppendEmpty()
-	ss.Scope().SetName(ScopeName)
-	n := 1
+// emitSpans builds the spans (the root, then the kept nodes in node
+// order) in batches of at most batchSpans (<= 0: unbounded), each under a
+// copy of resource, and hands each full batch to emit before building the
+// next.
+func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func(ptrace.Traces) error,
+	t *tree, keep []bool, tid pcommon.TraceID, ids spanIDer,
+	off, winStart, winEnd int64, base string, st *Stats) error {
+	remaining := 1
 	for _, k := range keep {
 		if k {
-			n++
+			remaining++
 		}
 	}
-	spans := ss.Spans()
-	spans.EnsureCapacity(n)
+	if batchSpans <= 0 {
+		batchSpans = remaining
+	}
 	st.SpansByKind = make(map[string]int64)
 	var byKind [len(kindNames)]int64
+	defer func() {
+		for k, c := range byKind {
+			if c > 0 {
+				st.SpansByKind[kindNames[k]] += c
+			}
+		}
+	}()
 
-	root := spans.AppendEmpty()
+	var td ptrace.Traces
+	var spans ptrace.SpanSlice
+	inBatch := 0
+	// next returns a new span, starting a batch when none is open.
+	next := func() ptrace.Span {
+		if inBatch == 0 {
+			td = ptrace.NewTraces()
+			rs := td.ResourceSpans().AppendEmpty()
+			resource.CopyTo(rs.Resource())
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName(ScopeName)
+			spans = ss.Spans()
+			spans.EnsureCapacity(min(remaining, batchSpans))
+		}
+		inBatch++
+		remaining--
+		return spans.AppendEmpty()
+	}
+	// flush hands the open batch to emit once it is full or the last.
+	flush := func() error {
+		if inBatch == 0 || (inBatch < batchSpans && remaining > 0) {
+			return nil
+		}
+		batch := td
+		td, spans, inBatch = ptrace.Traces{}, ptrace.SpanSlice{}, 0
+		return emit(batch)
+	}
+
+	root := next()
 	root.SetTraceID(tid)
 	root.SetSpanID(ids.id(-1))
 	root.SetName(base)
@@ -513,13 +585,16 @@ func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.
 	root.Attributes().PutStr(AttrCategory, RootSpanCategory)
 	rootID := root.SpanID()
 	st.Spans = 1
+	if err := flush(); err != nil {
+		return err
+	}
 
 	for i := int32(0); i < t.nodes.len(); i++ {
 		if !keep[i] {
 			continue
 		}
 		nd := t.nodes.at(i)
-		sp := spans.AppendEmpty()
+		sp := next()
 		sp.SetTraceID(tid)
 		sp.SetSpanID(ids.id(i))
 		if p := t.keptParent(i, keep); p >= 0 {
@@ -565,12 +640,11 @@ func (b *Builder) emitSpans(td ptrace.Traces, t *tree, keep []bool, tid pcommon.
 		}
 		st.Spans++
 		byKind[nd.kind]++
-	}
-	for k, c := range byKind {
-		if c > 0 {
-			st.SpansByKind[kindNames[k]] += c
+		if err := flush(); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // attrCount is the exact number of attributes emitSpans puts on node i's

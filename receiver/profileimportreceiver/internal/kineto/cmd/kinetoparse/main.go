@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
 )
@@ -60,9 +62,15 @@ func main() {
 			return nil
 		}))
 		if err == nil && b != nil {
+			// Spans come in batches, as the receiver takes them: each is
+			// counted and dropped before the next is built.
 			var res profile.Result
-			if res, err = b.Finish(md, path); err == nil {
-				s.Spans, s.MemoryPoints, s.LeakSuspects = res.Traces.SpanCount(), res.Metrics.DataPointCount(), res.Logs.LogRecordCount()
+			spans := 0
+			if res, err = b.FinishBatches(md, path, 10000, func(td ptrace.Traces) error {
+				spans += td.SpanCount()
+				return nil
+			}); err == nil {
+				s.Spans, s.MemoryPoints, s.LeakSuspects = spans, res.Metrics.DataPointCount(), res.Logs.LogRecordCount()
 			}
 		}
 		if err != nil {
