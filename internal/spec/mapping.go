@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -120,7 +121,7 @@ func (m Mapping) Validate() error {
 		insts, known := compatible[m.SourceType]
 		if !known {
 			errs = append(errs, fmt.Sprintf("source type %q is not one of gauge, counter, histogram, histogram_sum", m.SourceType))
-		} else if !containsInstrument(insts, t.Instrument) {
+		} else if !slices.Contains(insts, t.Instrument) {
 			errs = append(errs, fmt.Sprintf("a %s cannot become %s, which is a %s", m.SourceType, m.Target, t.Instrument))
 		}
 		if _, err := ConversionFor(m.SourceUnit, t.Unit); err != nil {
@@ -141,15 +142,6 @@ func (m Mapping) Validate() error {
 		return fmt.Errorf("mapping %s → %s: %s", m.Source, m.Target, strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-func containsInstrument(list []Instrument, i Instrument) bool {
-	for _, v := range list {
-		if v == i {
-			return true
-		}
-	}
-	return false
 }
 
 // Mappings returns the built-in mappings of every engine.

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
@@ -117,13 +118,14 @@ func hasUnmatched(m pmetric.Metric, rs []*rule) bool {
 		}
 	}
 	unmatched := false
-	eachAttrs(m, func(attrs pcommon.Map) {
+	pdatautil.EachAttributes(m, func(attrs pcommon.Map) bool {
 		for _, r := range rs {
 			if matches(attrs, r.match) {
-				return
+				return true
 			}
 		}
 		unmatched = true
+		return false
 	})
 	return unmatched
 }
@@ -171,7 +173,7 @@ func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, e
 			dst.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 		}
 	}
-	eachAttrs(dst, func(attrs pcommon.Map) { labelPoint(r, attrs, engine, model) })
+	pdatautil.EachAttributes(dst, func(attrs pcommon.Map) bool { labelPoint(r, attrs, engine, model); return true })
 	dst.MoveTo(out.AppendEmpty())
 }
 
@@ -285,33 +287,6 @@ func histogramSumToCounter(r *rule, src pmetric.Histogram, dst pmetric.Sum) bool
 	return dst.DataPoints().Len() > 0
 }
 
-// eachAttrs calls fn with the attributes of every point of a number or
-// histogram metric.
-func eachAttrs(m pmetric.Metric, fn func(pcommon.Map)) {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		dps := m.Gauge().DataPoints()
-		for i := 0; i < dps.Len(); i++ {
-			fn(dps.At(i).Attributes())
-		}
-	case pmetric.MetricTypeSum:
-		dps := m.Sum().DataPoints()
-		for i := 0; i < dps.Len(); i++ {
-			fn(dps.At(i).Attributes())
-		}
-	case pmetric.MetricTypeHistogram:
-		dps := m.Histogram().DataPoints()
-		for i := 0; i < dps.Len(); i++ {
-			fn(dps.At(i).Attributes())
-		}
-	case pmetric.MetricTypeSummary:
-		dps := m.Summary().DataPoints()
-		for i := 0; i < dps.Len(); i++ {
-			fn(dps.At(i).Attributes())
-		}
-	}
-}
-
 // mergeByName folds metrics of the same unified name (e.g. input and output
 // tokens from two engine counters) into one metric, as the spec has one
 // metric per name.
@@ -386,11 +361,7 @@ func (n *normalizer) derive(ms pmetric.MetricSlice, engine, model string) pmetri
 			p.Attributes().CopyTo(o.Attributes())
 			o.SetTimestamp(p.Timestamp())
 			o.SetDoubleValue(value(p) / dv)
-			r := &rule{}
-			for from, to := range spec.CommonLabelRenames {
-				r.renames = append(r.renames, labelRename{from, to})
-			}
-			labelPoint(r, o.Attributes(), engine, model)
+			labelPoint(n.rules.common, o.Attributes(), engine, model)
 		}
 		if g.Len() > 0 {
 			dst.MoveTo(out.AppendEmpty())

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 	"github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor/internal/metadata"
@@ -88,7 +89,7 @@ func TestUnifiedPointsFollowTheSpec(t *testing.T) {
 			if inst != u.Instrument {
 				t.Errorf("%s %s: %s, spec says %s", e, m.Name(), inst, u.Instrument)
 			}
-			eachAttrs(m, func(attrs pcommon.Map) {
+			pdatautil.EachAttributes(m, func(attrs pcommon.Map) bool {
 				for _, a := range u.Attributes {
 					if _, ok := attrs.Get(a.Name); a.Requirement == spec.Required && !ok {
 						t.Errorf("%s %s: point without required %s (%v)", e, m.Name(), a.Name, attrs.AsRaw())
@@ -99,6 +100,7 @@ func TestUnifiedPointsFollowTheSpec(t *testing.T) {
 						t.Errorf("%s %s: engine label %s not renamed", e, m.Name(), old)
 					}
 				}
+				return true
 			})
 		}
 	}

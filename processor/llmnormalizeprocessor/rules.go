@@ -2,6 +2,7 @@ package llmnormalizeprocessor // import "github.com/llmops-otel/otelcol-llmops/p
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -36,10 +37,13 @@ type rules struct {
 	// engines lists the engines whose resources this processor normalises;
 	// unmapped metrics of those resources obey unmapped_metrics.
 	engines map[string]bool
+	// common applies only the common label renames (to derived points).
+	common *rule
 }
 
 func compileRules(custom []CustomMapping) (*rules, error) {
-	rs := &rules{bySource: map[string][]*rule{}, derivations: map[string][]derivation{}, engines: map[string]bool{}}
+	rs := &rules{bySource: map[string][]*rule{}, derivations: map[string][]derivation{}, engines: map[string]bool{},
+		common: &rule{renames: sortedRenames(spec.CommonLabelRenames)}}
 	all := spec.Mappings()
 	for _, c := range custom {
 		all = append(all, c.mapping())
@@ -54,21 +58,13 @@ func compileRules(custom []CustomMapping) (*rules, error) {
 		for k, v := range m.Match {
 			r.match = append(r.match, labelValue{k, v})
 		}
-		renames := map[string]string{}
-		for from, to := range spec.CommonLabelRenames {
-			renames[from] = to
-		}
-		for from, to := range m.Labels {
-			renames[from] = to
-		}
-		for from, to := range renames {
-			r.renames = append(r.renames, labelRename{from, to})
-		}
+		renames := maps.Clone(spec.CommonLabelRenames)
+		maps.Copy(renames, m.Labels)
+		r.renames = sortedRenames(renames)
 		for k, v := range m.Set {
 			r.set = append(r.set, labelValue{k, v})
 		}
 		sort.Slice(r.match, func(i, j int) bool { return r.match[i].key < r.match[j].key })
-		sort.Slice(r.renames, func(i, j int) bool { return r.renames[i].from < r.renames[j].from })
 		sort.Slice(r.set, func(i, j int) bool { return r.set[i].key < r.set[j].key })
 		rs.bySource[m.Source] = append(rs.bySource[m.Source], r)
 		rs.engines[m.Engine] = true
@@ -81,6 +77,16 @@ func compileRules(custom []CustomMapping) (*rules, error) {
 		rs.derivations[d.Engine] = append(rs.derivations[d.Engine], derivation{Derivation: d, target: t})
 	}
 	return rs, nil
+}
+
+// sortedRenames lists renames in a fixed order.
+func sortedRenames(m map[string]string) []labelRename {
+	out := make([]labelRename, 0, len(m))
+	for from, to := range m {
+		out = append(out, labelRename{from, to})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].from < out[j].from })
+	return out
 }
 
 // dcgmEngine names the dcgm-exporter table, whose metrics are recognised on

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,17 +176,8 @@ func validateTarget(field string, t TargetConfig, endpoint string) error {
 	case u.Host == "":
 		errs = append(errs, fmt.Errorf("%s %q has no host", field, endpoint))
 	}
-	if t.Engine != "" && !contains(knownEngines, t.Engine) {
+	if t.Engine != "" && !slices.Contains(knownEngines, t.Engine) {
 		errs = append(errs, fmt.Errorf("engine of %s: %q is not one of %v", field, t.Engine, knownEngines))
 	}
 	return errors.Join(errs...)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package llmenginereceiver // import "github.com/llmops-otel/otelcol-llmops/recei
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -47,10 +46,11 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Metrics) (*en
 }
 
 func (r *engineReceiver) Start(ctx context.Context, host component.Host) error {
+	// The scrape loops outlive Start's context; Shutdown cancels them.
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	for _, tc := range r.cfg.targets() {
-		t, err := newTarget(runCtx, r, tc, host)
+		t, err := newTarget(ctx, r, tc, host)
 		if err != nil {
 			cancel()
 			return fmt.Errorf("target %s: %w", tc.Endpoint, err)
@@ -64,7 +64,6 @@ func (r *engineReceiver) Start(ctx context.Context, host component.Host) error {
 			t.run(runCtx)
 		}()
 	}
-	_ = ctx
 	return nil
 }
 
@@ -73,11 +72,10 @@ func (r *engineReceiver) Shutdown(context.Context) error {
 		r.cancel()
 	}
 	r.wg.Wait()
-	var errs []error
 	for _, t := range r.targets {
 		t.client.CloseIdleConnections()
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // interval returns a target's collection interval.

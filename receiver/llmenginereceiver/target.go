@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver/internal/expo"
 	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver/internal/metadata"
@@ -265,37 +266,24 @@ const labelModelEvery = 30
 // modelFromLabels returns the single model named by the points' labels;
 // false when none or several are named (a Triton serving many models).
 func modelFromLabels(ms pmetric.MetricSlice) (string, bool) {
-	found := ""
-	for i := 0; i < ms.Len(); i++ {
-		var attrsAt func(int) pcommon.Map
-		var n int
-		m := ms.At(i)
-		switch m.Type() {
-		case pmetric.MetricTypeGauge:
-			dps := m.Gauge().DataPoints()
-			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
-		case pmetric.MetricTypeSum:
-			dps := m.Sum().DataPoints()
-			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
-		case pmetric.MetricTypeHistogram:
-			dps := m.Histogram().DataPoints()
-			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
-		case pmetric.MetricTypeSummary:
-			dps := m.Summary().DataPoints()
-			n, attrsAt = dps.Len(), func(j int) pcommon.Map { return dps.At(j).Attributes() }
-		}
-		for j := 0; j < n; j++ {
-			attrs := attrsAt(j)
+	found, conflict := "", false
+	for i := 0; i < ms.Len() && !conflict; i++ {
+		pdatautil.EachAttributes(ms.At(i), func(attrs pcommon.Map) bool {
 			for _, l := range modelLabels {
 				if v, ok := attrs.Get(l); ok && v.Str() != "" {
 					if found != "" && found != v.Str() {
-						return "", false
+						conflict = true
+						return false
 					}
 					found = v.Str()
 					break
 				}
 			}
-		}
+			return true
+		})
+	}
+	if conflict {
+		return "", false
 	}
 	return found, found != ""
 }

@@ -1,13 +1,9 @@
 package nvmlreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver"
 
 import (
-	"time"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.uber.org/zap"
 )
-
-func timeAfter(ms int) <-chan time.Time { return time.After(time.Duration(ms) * time.Millisecond) }
 
 // setupGPM allocates the two GPM samples of a GPU when gpm is enabled and
 // the GPU supports it (Hopper and newer). GPM metrics are computed from two

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.opentelemetry.io/otel/attribute"
@@ -85,7 +86,7 @@ func (w *xidWatcher) run(ctx context.Context) {
 			// not spin if the set itself is broken.
 			select {
 			case <-ctx.Done():
-			case <-timeAfter(xidWaitMillis):
+			case <-time.After(xidWaitMillis * time.Millisecond):
 			}
 		}
 	}

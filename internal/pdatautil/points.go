@@ -1,0 +1,34 @@
+// Package pdatautil holds small pdata walks shared by components.
+package pdatautil
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// EachAttributes calls fn with the attributes of every data point of m,
+// whatever its type, until fn returns false.
+func EachAttributes(m pmetric.Metric, fn func(pcommon.Map) bool) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		dps := m.Gauge().DataPoints()
+		for i := 0; i < dps.Len() && fn(dps.At(i).Attributes()); i++ {
+		}
+	case pmetric.MetricTypeSum:
+		dps := m.Sum().DataPoints()
+		for i := 0; i < dps.Len() && fn(dps.At(i).Attributes()); i++ {
+		}
+	case pmetric.MetricTypeHistogram:
+		dps := m.Histogram().DataPoints()
+		for i := 0; i < dps.Len() && fn(dps.At(i).Attributes()); i++ {
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		dps := m.ExponentialHistogram().DataPoints()
+		for i := 0; i < dps.Len() && fn(dps.At(i).Attributes()); i++ {
+		}
+	case pmetric.MetricTypeSummary:
+		dps := m.Summary().DataPoints()
+		for i := 0; i < dps.Len() && fn(dps.At(i).Attributes()); i++ {
+		}
+	}
+}
