@@ -258,7 +258,13 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
 		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
 	})
-	md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize}, b)
+	// The builder runs beside the parser (two cores per import) rather than
+	// in turns with it.
+	pipe := kineto.NewPipeline(b)
+	md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize}, pipe)
+	if cerr := pipe.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("%s: %w", path, cerr)
+	}
 	if err != nil {
 		im.fail(ctx, path, key, err)
 		return

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -35,7 +36,19 @@ type summary struct {
 func main() {
 	maxBytes := flag.Int64("max-bytes", 0, "fail past this many decompressed bytes (0: no limit)")
 	full := flag.Bool("import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: kinetoparse [-max-bytes N] FILE...")
 		os.Exit(2)
@@ -50,7 +63,7 @@ func main() {
 		if *full {
 			b = profile.NewBuilder(profile.DefaultOptions())
 		}
-		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes}, kineto.HandlerFunc(func(e *kineto.Event) error {
+		var h kineto.Handler = kineto.HandlerFunc(func(e *kineto.Event) error {
 			phases[e.Phase]++
 			s.ByCategory[e.Cat]++
 			if e.Name == "[memory]" {
@@ -60,7 +73,19 @@ func main() {
 				return b.Event(e)
 			}
 			return nil
-		}))
+		})
+		var pipe *kineto.Pipeline
+		if *full {
+			// As the receiver does: the builder beside the parser.
+			pipe = kineto.NewPipeline(h)
+			h = pipe
+		}
+		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes}, h)
+		if pipe != nil {
+			if cerr := pipe.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if err == nil && b != nil {
 			// Spans come in batches, as the receiver takes them: each is
 			// counted and dropped before the next is built.
