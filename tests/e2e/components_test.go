@@ -15,7 +15,7 @@ import (
 // repository are added here by the issue that adds them to builder-config.yaml.
 var wantComponents = map[string][]string{
 	"receivers":  {"otlp", "prometheus", "receiver_creator", "nvml", "llmengine", "profileimport"},
-	"processors": {"batch", "memory_limiter", "transform", "filter", "tail_sampling", "llmnormalize"},
+	"processors": {"batch", "memory_limiter", "transform", "filter", "tail_sampling", "llmnormalize", "rootcause"},
 	"exporters":  {"otlp_grpc", "otlp_http", "debug", "file", "prometheus", "prometheus_remote_write"},
 	"extensions": {"health_check", "pprof", "file_storage", "k8s_observer"},
 	"connectors": {"span_metrics"},
