@@ -108,6 +108,9 @@ const (
 	IncidentLayerStack = "incident.layer_stack"
 	IncidentAction     = "incident.action"
 	IncidentStartTime  = "incident.start_time"
+	IncidentSubject    = "incident.subject"
+	IncidentLayer      = "incident.layer"
+	IncidentDrilldown  = "incident.drilldown"
 )
 
 // Engine names carried in llm.engine.name.

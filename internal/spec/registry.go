@@ -252,7 +252,7 @@ var attributes = []Attribute{
 var incidentFields = []IncidentField{
 	{Name: IncidentID, Type: TypeString, Required: true, Description: "Stable id of the incident: the same while it fires and when it resolves."},
 	{Name: IncidentKind, Type: TypeString, Required: true, Description: "What is wrong.",
-		Values: []string{"cache_hit_rate_drop", "gpu_memory_leak", "kv_cache_growth", "kv_cache_saturation", "latency_spike", "leak_suspect", "queue_buildup", "thermal_throttling", "throughput_drop", "xid_error"}},
+		Values: []string{"cache_hit_drop", "ecc_uncorrected", "gpu_memory_leak", "gpu_throttling", "joint_degradation", "kv_cache_growth", "kv_cache_saturation", "latency_spike", "leak_suspect", "queue_buildup", "throughput_drop", "xid_error"}},
 	{Name: IncidentQuadrant, Type: TypeString, Required: true, Description: "Golden-signal quadrant.", Values: []string{"errors", "latency", "saturation", "throughput"}},
 	{Name: IncidentSeverity, Type: TypeString, Required: true, Description: "Severity (also set as the record's severity: WARN or ERROR).", Values: []string{"critical", "warning"}},
 	{Name: IncidentState, Type: TypeString, Required: true, Description: "Lifecycle state.", Values: []string{"firing", "resolved"}},
@@ -261,6 +261,9 @@ var incidentFields = []IncidentField{
 	{Name: IncidentEvidence, Type: TypeSlice, Required: true, Description: "Every signal consulted: maps with signal, value, baseline, threshold and unit."},
 	{Name: IncidentLayerStack, Type: TypeSlice, Required: false, Description: "Model-layer path of the most implicated profiler span, outermost first, each with the bytes or time attributed to it."},
 	{Name: IncidentAction, Type: TypeString, Required: false, Description: "One-line suggested action."},
+	{Name: IncidentSubject, Type: TypeString, Required: false, Description: "The subject in words (GPU, process with pod, engine with model and target)."},
+	{Name: IncidentLayer, Type: TypeString, Required: false, Description: "The most implicated model-layer path (the last entry of incident.layer_stack); empty when no profile was found."},
+	{Name: IncidentDrilldown, Type: TypeString, Required: false, Description: "Where the drill-down came from (which profile), or how to capture a profile when there is none."},
 	{Name: AttrHwID, Type: TypeString, Description: "Subject: the GPU, when the incident concerns one."},
 	{Name: AttrProcessPid, Type: TypeInt, Description: "Subject: the process, when known."},
 	{Name: AttrK8sPodName, Type: TypeString, Description: "Subject: the pod, when known."},

@@ -16,11 +16,11 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
-// Incident attributes beyond DESIGN.md §4's list.
+// Incident attributes beyond DESIGN.md §4's list (in the spec registry).
 const (
-	attrIncidentSubject   = "incident.subject"
-	attrIncidentLayer     = "incident.layer"
-	attrIncidentDrilldown = "incident.drilldown"
+	attrIncidentSubject   = spec.IncidentSubject
+	attrIncidentLayer     = spec.IncidentLayer
+	attrIncidentDrilldown = spec.IncidentDrilldown
 )
 
 func nowNanos() int64 { return time.Now().UnixNano() }
