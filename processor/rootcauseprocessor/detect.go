@@ -53,6 +53,8 @@ type finding struct {
 	drill drillKind
 	// suffix tells apart incidents of one kind on one subject (XID codes).
 	suffix string
+	// key is the incident key, when already computed.
+	key string
 }
 
 type drillKind uint8
@@ -89,7 +91,7 @@ func (e *engine) evaluate(now int64) []finding {
 	explainedGPU := map[string]bool{}
 	if cfg.Leak.Enabled {
 		for _, s := range e.reg.procs {
-			if f, ok := e.leak(s, s.proc.mem, now, &s.proc.slope); ok {
+			if f, ok := e.leak(s, s.proc.mem, now, &s.proc.fit, false); ok {
 				out = append(out, f)
 				explainedGPU[s.hwID] = true
 			}
@@ -97,11 +99,11 @@ func (e *engine) evaluate(now int64) []finding {
 	}
 	for _, s := range e.reg.gpus {
 		g := s.gpu
-		f, ok := e.leak(s, g.mem, now, &g.slope)
+		f, ok := e.leak(s, g.mem, now, &g.fit, true)
 		g.slopeOK = g.mem.Len() >= 3
 		g.tte = -1
-		if last, have := g.mem.Last(); have && g.slope > 0 && g.limit > last.V {
-			g.tte = (g.limit - last.V) / g.slope
+		if last, have := g.mem.Last(); have && g.fit.slope > 0 && g.limit > last.V {
+			g.tte = (g.limit - last.V) / g.fit.slope
 		}
 		if ok && cfg.Leak.Enabled && !explainedGPU[s.hwID] {
 			out = append(out, f)
@@ -132,13 +134,45 @@ func (e *engine) evaluate(now int64) []finding {
 }
 
 // leak fits the robust slope of a memory window and reports a leak (or
-// KV-cache growth) when it is steep and steady enough.
-func (e *engine) leak(s *subject, mem stats.Series, now int64, slopeOut *float64) (finding, bool) {
+// KV-cache growth) when it is steep and steady enough. The fit is cached
+// until the window gains a bucket; a window whose net growth is far below
+// the threshold skips the fit (most processes are flat), unless exact is
+// set (GPUs: their slope is also a derived metric).
+func (e *engine) leak(s *subject, mem stats.Series, now int64, fit *leakFit, exact bool) (finding, bool) {
+	newest, have := mem.Last()
+	if !have {
+		*fit = leakFit{}
+		return finding{}, false
+	}
+	if fit.fitT != 0 && newest.T-fit.fitT < e.leakWidth {
+		return fit.f, fit.ok
+	}
+	f, ok := e.fitLeak(s, mem, now, fit, exact)
+	if ok {
+		f.key = incidentKey(&f)
+	}
+	fit.fitT, fit.f, fit.ok = newest.T, f, ok
+	return f, ok
+}
+
+func (e *engine) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFit, exact bool) (finding, bool) {
 	cfg := e.cfg.Leak
 	sc := &e.scratch
 	sc.pts = mem.Since(sc.pts[:0], now-int64(cfg.Window))
-	*slopeOut = 0
+	fit.slope = 0
 	if len(sc.pts) < 4 {
+		return finding{}, false
+	}
+	span := sc.pts[len(sc.pts)-1].T - sc.pts[0].T
+	if span <= 0 {
+		return finding{}, false
+	}
+	minSlope := cfg.MinSlopeMiBPerMinute * mib / 60
+	net := (sc.pts[len(sc.pts)-1].V - sc.pts[0].V) / (float64(span) / 1e9)
+	if !exact && net < minSlope/2 {
+		// A steady trend moves the ends of the window by about slope ×
+		// span: this one cannot be steep and steady enough.
+		fit.slope = net
 		return finding{}, false
 	}
 	slope, steady, pairs, ok := stats.TheilSen(sc.pts, sc.pairs)
@@ -146,8 +180,7 @@ func (e *engine) leak(s *subject, mem stats.Series, now int64, slopeOut *float64
 	if !ok {
 		return finding{}, false
 	}
-	*slopeOut = slope
-	span := sc.pts[len(sc.pts)-1].T - sc.pts[0].T
+	fit.slope = slope
 	perMin := slope * 60 / mib
 	// A slope over a fraction of the window is not yet a trend.
 	if span < int64(cfg.Window)*3/4 || perMin < cfg.MinSlopeMiBPerMinute || steady < cfg.MinSteadiness {

@@ -270,13 +270,13 @@ func (e *engine) memorySlope(s *subject) (float64, *subject) {
 	best, who := 0.0, (*subject)(nil)
 	for k, p := range e.reg.procs {
 		if (s.pid >= 0 && k.pid == s.pid) || (s.hwID != "" && k.hwID == s.hwID && s.pid < 0) {
-			if p.proc.slope > best {
-				best, who = p.proc.slope, p
+			if p.proc.fit.slope > best {
+				best, who = p.proc.fit.slope, p
 			}
 		}
 	}
-	if g := e.engineGPU(s); g != nil && g.gpu.slope > best && who == nil {
-		best, who = g.gpu.slope, g
+	if g := e.engineGPU(s); g != nil && g.gpu.fit.slope > best && who == nil {
+		best, who = g.gpu.fit.slope, g
 	}
 	return best, who
 }

@@ -90,7 +90,7 @@ func (e *engine) enrich(md pmetric.Metrics) {
 						}
 						gp := growth.AppendEmpty()
 						gp.SetTimestamp(dp.Timestamp())
-						gp.SetDoubleValue(g.gpu.slope)
+						gp.SetDoubleValue(g.gpu.fit.slope)
 						gp.Attributes().PutStr(spec.AttrHwID, id.Str())
 						if g.gpu.tte >= 0 {
 							tp := tte.AppendEmpty()

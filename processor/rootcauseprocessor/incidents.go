@@ -60,11 +60,12 @@ func (e *engine) track(now int64, findings []finding) (plog.Logs, int, int) {
 		return lrs
 	}
 	fired, resolved := 0, 0
-	seen := make(map[string]bool, len(findings))
 	for i := range findings {
 		f := &findings[i]
-		key := incidentKey(f)
-		seen[key] = true
+		key := f.key
+		if key == "" {
+			key = incidentKey(f)
+		}
 		inc := e.incidents[key]
 		if inc == nil {
 			h := sha256.Sum256([]byte(key + "\x00" + strconv.FormatInt(now, 10)))
@@ -92,16 +93,16 @@ func (e *engine) track(now int64, findings []finding) (plog.Logs, int, int) {
 			e.rememberExemplar(inc)
 		}
 	}
-	keys := make([]string, 0, len(e.incidents))
-	for k := range e.incidents {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // a deterministic order of resolutions
-	for _, key := range keys {
-		inc := e.incidents[key]
-		if seen[key] || now-inc.lastTrue < int64(e.cfg.ResolveAfter) {
-			continue
+	var done []string
+	for k, inc := range e.incidents {
+		// Findings of this evaluation set lastTrue to now.
+		if now-inc.lastTrue >= int64(e.cfg.ResolveAfter) {
+			done = append(done, k)
 		}
+	}
+	sort.Strings(done) // a deterministic order of resolutions
+	for _, key := range done {
+		inc := e.incidents[key]
 		e.fillRecord(records().AppendEmpty(), inc, "resolved", now)
 		e.forgetExemplar(inc)
 		delete(e.incidents, key)

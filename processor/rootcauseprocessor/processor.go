@@ -39,7 +39,8 @@ type engine struct {
 
 	stop        chan struct{}
 	done        chan struct{}
-	checkedLogs bool // the no-logs-pipeline warning was considered
+	checkedLogs bool  // the no-logs-pipeline warning was considered
+	leakWidth   int64 // how often a memory window is refitted, ns
 	now         func() time.Time
 }
 
@@ -59,6 +60,10 @@ func newEngine(cfg *Config, set processor.Settings) (*engine, error) {
 	e := &engine{cfg: cfg, logger: set.Logger, telemetry: tb, reg: newRegistry(cfg.MaxSubjects),
 		drill: newDrilldown(cfg.DrillDown), incidents: map[string]*incident{}, rulesByMetric: map[string][]int{},
 		jointSuppressed: map[*subject]bool{}, exemplars: map[*subject]exemplarRef{}, now: time.Now}
+	// A leak fit is redone every 1/20 of the window (30 s of a 10 min
+	// window): a trend that needs 3/4 of the window to show does not need
+	// a fresh fit every second, and 500 processes × 19 µs would.
+	e.leakWidth = int64(max(cfg.EvaluationInterval, cfg.Leak.Window/20))
 	for i, r := range cfg.Rules {
 		e.rulesByMetric[r.Metric] = append(e.rulesByMetric[r.Metric], i)
 	}

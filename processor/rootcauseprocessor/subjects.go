@@ -89,16 +89,26 @@ type gpuState struct {
 	ecc        float64
 	eccSeen    bool
 	eccFiredAt int64
-	// growth is the latest slope (bytes/s) and time to exhaustion, for the
-	// derived metrics.
-	slope, tte float64
-	slopeOK    bool
+	fit        leakFit
+	// tte is the latest time to exhaustion (s, -1: not growing) and slopeOK
+	// whether fit.slope is worth reporting, for the derived metrics.
+	tte     float64
+	slopeOK bool
+}
+
+// leakFit caches the leak detector's last fit of a memory window: the fit is
+// redone only when the window has a new bucket, not every evaluation.
+type leakFit struct {
+	fitT  int64 // newest sample time at the last fit
+	slope float64
+	f     finding
+	ok    bool
 }
 
 type procState struct {
 	mem    stats.Series
 	memAcc accum
-	slope  float64
+	fit    leakFit
 }
 
 // histogram indexes of engineState.hist.
