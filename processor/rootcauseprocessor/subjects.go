@@ -328,6 +328,11 @@ func (r *registry) unlink(s *subject) {
 // added accounts for a new subject and evicts the least recently seen ones
 // beyond the bound.
 func (r *registry) added(s *subject, t int64) {
+	if t <= 0 {
+		// A metric without points named it: its age starts now, not at
+		// the epoch (which would skip the cold-start warm-up).
+		t = nowNanos()
+	}
 	s.firstSeen, s.lastSeen = t, t
 	r.count++
 	r.touch(s, t)
