@@ -129,7 +129,12 @@ func (e *engine) engineDetectors(s *subject, now int64, out []finding) []finding
 			n := es.latBase[i].Len()
 			thr := mean + cfg.Latency.Sigma*math.Max(std, 0.05*mean)
 			floor := e.latencyFloor(i)
-			if warm && n >= minBaseline && p > thr && p > floor {
+			// A quantile of few requests jumps with one slow request: fire
+			// only when at least 3 requests, and 3× as many as the
+			// quantile allows, lie above the threshold.
+			total, above := observationsAbove(hs.bounds, delta, math.Max(thr, floor))
+			significant := above >= math.Max(3, 3*total*(1-cfg.Latency.Quantile))
+			if warm && n >= minBaseline && p > thr && p > floor && significant {
 				f := finding{kind: KindLatencySpike, quadrant: QuadrantLatency, severity: SeverityWarning, subj: s,
 					start: now, score: math.Min(1, 0.5+(p-thr)/math.Max(thr, 1e-9)/2), drill: drillTime}
 				f.evidence = append(f.evidence, evidence{signal: histMetric[i], value: p, baseline: mean, hasBaseline: true,
@@ -255,6 +260,38 @@ func (e *engine) engineDetectors(s *subject, now int64, out []finding) []finding
 		}
 	}
 	return append(out, found...)
+}
+
+// observationsAbove counts a histogram delta's observations and how many of
+// them lie above thr (a bucket straddling thr counts in proportion).
+func observationsAbove(bounds []float64, counts []uint64, thr float64) (total, above float64) {
+	for i, c := range counts {
+		if c == 0 {
+			continue
+		}
+		n := float64(c)
+		total += n
+		lo := 0.0
+		if i > 0 {
+			lo = bounds[i-1]
+		}
+		if i == len(bounds) { // +Inf bucket
+			if lo >= thr {
+				above += n
+			} else {
+				above += n / 2 // unknown spread: half of it
+			}
+			continue
+		}
+		hi := bounds[i]
+		switch {
+		case lo >= thr:
+			above += n
+		case hi > thr:
+			above += n * (hi - thr) / (hi - lo)
+		}
+	}
+	return total, above
 }
 
 func processOrGPU(s *subject) string {

@@ -494,3 +494,25 @@ func TestSharedAcrossPipelinesAndEmitsOnTick(t *testing.T) {
 		t.Fatalf("%+v", recs)
 	}
 }
+
+// TestOneSlowRequestIsNotASpike: with few requests per window the p99 is
+// the slowest request; one slow request must not fire.
+func TestOneSlowRequestIsNotASpike(t *testing.T) {
+	e := newTestEngine(t, func(c *Config) {
+		c.Latency.Window = 10 * time.Second
+		c.Latency.Baseline = 2 * time.Minute
+	})
+	var total [9]uint64
+	recs := run(e, 0, 150, func(s float64) []pmetric.Metrics {
+		total[2] += 6 // 6 requests/s under 0.5 s
+		if int(s)%60 == 30 {
+			total[7]++ // one 10..20 s request a minute
+		}
+		md := batch(engineRes, sec(s), pt{name: spec.EngineRequestsWaiting, v: 0})
+		addHist(md, spec.GenAIServerRequestDuration, sec(s), latBounds, total[:])
+		return []pmetric.Metrics{md}
+	})
+	if len(recs) != 0 {
+		t.Fatalf("fired on single slow requests: %+v", recs)
+	}
+}
