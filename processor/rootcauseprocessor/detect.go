@@ -314,7 +314,8 @@ func (e *engine) throttle(s *subject, now int64) (finding, bool) {
 	if g.throttleSince == 0 {
 		g.throttleSince = g.throttleT
 	}
-	if g.throttleT-g.throttleSince < int64(e.cfg.Throttle.For) {
+	held := e.heldFor(g.throttleSince, g.throttleT, now)
+	if held < int64(e.cfg.Throttle.For) {
 		return finding{}, false
 	}
 	reasons := strings.Join(g.throttleNow, ", ")
@@ -327,7 +328,7 @@ func (e *engine) throttle(s *subject, now int64) (finding, bool) {
 	f := finding{kind: KindGPUThrottling, quadrant: QuadrantThroughput, severity: SeverityWarning, subj: s,
 		start: g.throttleSince, score: 0.6}
 	f.evidence = append(f.evidence, evidence{signal: spec.HwGpuThrottle, value: 1, unit: "1", note: reasons},
-		evidence{signal: "throttle.duration", value: float64(g.throttleT-g.throttleSince) / 1e9,
+		evidence{signal: "throttle.duration", value: float64(held) / 1e9,
 			threshold: e.cfg.Throttle.For.Seconds(), hasThresh: true, unit: "s"})
 	tputNote := ""
 	if eng := e.linkedEngine(s); eng != nil {
@@ -348,7 +349,7 @@ func (e *engine) throttle(s *subject, now int64) (finding, bool) {
 		return finding{}, false
 	}
 	f.body = fmt.Sprintf("GPU %s clocks held back by %s for %s%s", s.hwID, reasons,
-		time.Duration(g.throttleT-g.throttleSince).Round(time.Second), tputNote)
+		time.Duration(held).Round(time.Second), tputNote)
 	if strings.Contains(reasons, "thermal") {
 		f.action = "Check cooling and airflow of the node (fans, inlet temperature, a blocked slot); move the load off this GPU if it persists."
 	} else {
@@ -419,6 +420,17 @@ func (e *engine) hardwareErrors(s *subject, now int64, out []finding) []finding 
 // tokenRate is the output-token rate over throughput.window.
 func (e *engine) tokenRate(s *subject, now int64) (float64, bool) {
 	return counterRate(s.eng.outTokens, now, e.cfg.Throughput.Window)
+}
+
+// heldFor is how long a condition seen from since to its newest sample at
+// last has held at now: like a Prometheus rule's "for", it counts up to the
+// evaluation while the newest sample is recent, rather than waiting for the
+// next sample to prove it.
+func (e *engine) heldFor(since, last, now int64) int64 {
+	if now-last <= int64(max(2*e.cfg.EvaluationInterval, 5*time.Second)) && now > last {
+		return now - since
+	}
+	return last - since
 }
 
 // counterRate is a counter's per-second increase over the window ending at

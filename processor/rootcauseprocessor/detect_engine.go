@@ -45,7 +45,11 @@ func (e *engine) engineDetectors(s *subject, now int64, out []finding) []finding
 		for i := len(pts) - 1; i >= 0 && pts[i].V >= cfg.KVCache.Threshold; i-- {
 			since = pts[i].T
 		}
-		if since > 0 && pts[len(pts)-1].T-since >= int64(cfg.KVCache.For) {
+		held := int64(0)
+		if since > 0 {
+			held = e.heldFor(since, pts[len(pts)-1].T, now)
+		}
+		if since > 0 && held >= int64(cfg.KVCache.For) {
 			kv := pts[len(pts)-1].V
 			f := finding{kind: KindKVCacheSaturation, quadrant: QuadrantSaturation, severity: SeverityWarning, subj: s,
 				start: since, score: math.Min(1, 0.5+(kv-cfg.KVCache.Threshold)/(1-cfg.KVCache.Threshold+1e-9)/2), drill: drillTime}
@@ -67,7 +71,7 @@ func (e *engine) engineDetectors(s *subject, now int64, out []finding) []finding
 				}
 			}
 			f.body = fmt.Sprintf("KV cache of %s at %.0f%% for %s%s: requests are queued and preempted for cache space",
-				engineName(s), 100*kv, fmtDur(pts[len(pts)-1].T-since), extra)
+				engineName(s), 100*kv, fmtDur(held), extra)
 			f.action = "Add replicas or move load; or raise gpu_memory_utilization, lower max_num_seqs / max_model_len, enable prefix caching or KV-cache quantization."
 			found = append(found, f)
 			kvF = &found[len(found)-1]
@@ -190,7 +194,11 @@ func (e *engine) engineDetectors(s *subject, now int64, out []finding) []finding
 		for i := len(pts) - 1; i >= 0 && pts[i].V >= cfg.Queue.MinWaiting; i-- {
 			since = pts[i].T
 		}
-		if since > 0 && waiting.T-since >= int64(cfg.Queue.For) {
+		held := int64(0)
+		if since > 0 {
+			held = e.heldFor(since, waiting.T, now)
+		}
+		if since > 0 && held >= int64(cfg.Queue.For) {
 			f := finding{kind: KindQueueBuildup, quadrant: QuadrantLatency, severity: SeverityWarning, subj: s,
 				start: since, score: math.Min(1, 0.4+waiting.V/(10*math.Max(cfg.Queue.MinWaiting, 1))), drill: drillTime}
 			f.evidence = append(f.evidence, evidence{signal: spec.EngineRequestsWaiting, value: waiting.V,
@@ -212,7 +220,7 @@ func (e *engine) engineDetectors(s *subject, now int64, out []finding) []finding
 			if f.action == "" {
 				f.action = "Add replicas or reduce load; check KV cache and GPU utilization of this engine."
 			}
-			f.body = fmt.Sprintf("%.0f requests waiting at %s for %s%s", waiting.V, engineName(s), fmtDur(waiting.T-since), cause)
+			f.body = fmt.Sprintf("%.0f requests waiting at %s for %s%s", waiting.V, engineName(s), fmtDur(held), cause)
 			found = append(found, f)
 		}
 	}

@@ -327,6 +327,133 @@ func TestShippedScenarios(t *testing.T) {
 	})
 }
 
+// medianBucket returns the bucket bounds (lo, hi] holding the median of a
+// histogram's observations between scenario times from and to.
+func medianBucket(t *testing.T, s *Server, name string, from, to float64) (lo, hi float64) {
+	t.Helper()
+	a, b := read(t, s, from), read(t, s, to)
+	type bucket struct{ le, n float64 }
+	var bs []bucket
+	for _, f := range b.families {
+		for _, smp := range f.samples {
+			if smp.name != name+"_bucket" {
+				continue
+			}
+			le, err := parseFloat(smp.labels["le"])
+			if err != nil {
+				t.Fatalf("%s le=%q: %v", name, smp.labels["le"], err)
+			}
+			bs = append(bs, bucket{le, smp.value - value(t, a, smp.name, "le="+smp.labels["le"])})
+		}
+	}
+	if len(bs) == 0 || bs[len(bs)-1].n == 0 {
+		t.Fatalf("%s: no observations between %v and %v", name, from, to)
+	}
+	total := bs[len(bs)-1].n
+	prev := 0.0
+	for _, x := range bs {
+		if x.n >= total/2 {
+			return prev, x.le
+		}
+		prev = x.le
+	}
+	return prev, math.Inf(1)
+}
+
+// TestRootcauseScenarios checks the stories the root-cause end-to-end tests
+// (tests/e2e/rootcause_test.go) rely on.
+func TestRootcauseScenarios(t *testing.T) {
+	const (
+		ttft    = "vllm:time_to_first_token_seconds"
+		e2e     = "vllm:e2e_request_latency_seconds"
+		waiting = "vllm:num_requests_waiting"
+		kv      = "vllm:kv_cache_usage_perc"
+		gen     = "vllm:generation_tokens_total"
+	)
+	median := func(t *testing.T, s *Server, name string, from, to, wantLo, wantHi float64) {
+		t.Helper()
+		if lo, hi := medianBucket(t, s, name, from, to); lo < wantLo || hi > wantHi {
+			t.Errorf("%s median over %v..%v s in (%v, %v], want within (%v, %v]", name, from, to, lo, hi, wantLo, wantHi)
+		}
+	}
+	rate := func(t *testing.T, s *Server, name string, from, to float64) float64 {
+		t.Helper()
+		return (value(t, read(t, s, to), name) - value(t, read(t, s, from), name)) / (to - from)
+	}
+	t.Run("vllm-healthy", func(t *testing.T) {
+		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-healthy.scenario"})
+		for at := 0.0; at <= 300; at += 7 {
+			x := read(t, s, at)
+			if v := value(t, x, kv); v < 0.3 || v > 0.4 {
+				t.Errorf("t=%v KV cache %v", at, v)
+			}
+			if w := value(t, x, waiting); w < 0 || w > 3 {
+				t.Errorf("t=%v waiting %v", at, w)
+			}
+		}
+		for _, from := range []float64{10, 100, 290} {
+			median(t, s, ttft, from, from+10, 0.08, 0.1)
+			median(t, s, e2e, from, from+10, 2.5, 5)
+			if r := rate(t, s, gen, from, from+10); r != 1100 {
+				t.Errorf("generated tokens/s at %v s: %v", from, r)
+			}
+		}
+	})
+	t.Run("vllm-cpu-bound", func(t *testing.T) {
+		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-cpu-bound.scenario"})
+		prev := -1.0
+		for at := 35.0; at <= 75; at += 5 {
+			w := value(t, read(t, s, at), waiting)
+			if w <= prev {
+				t.Errorf("t=%v waiting %v did not grow from %v", at, w, prev)
+			}
+			prev = w
+		}
+		if w := value(t, read(t, s, 30), waiting); w > 1 {
+			t.Errorf("waiting %v before the scheduler falls behind", w)
+		}
+		if w := value(t, read(t, s, 75), waiting); w <= 50 {
+			t.Errorf("waiting %v at 75 s, want > 50", w)
+		}
+		for at := 0.0; at <= 150; at += 5 {
+			if v := value(t, read(t, s, at), kv); v > 0.25 {
+				t.Errorf("t=%v KV cache %v, want it low", at, v)
+			}
+		}
+		if p := value(t, read(t, s, 150), "vllm:num_preemptions_total"); p != 0 {
+			t.Errorf("%v preemptions", p)
+		}
+		median(t, s, ttft, 25, 35, 0.08, 0.1)
+		median(t, s, ttft, 38, 41, 0.5, 1)
+		median(t, s, ttft, 70, 80, 2.5, 5)
+		median(t, s, e2e, 70, 80, 5, 10)
+		if a, b := rate(t, s, gen, 20, 30), rate(t, s, gen, 80, 90); a != 1100 || b != 450 {
+			t.Errorf("generated tokens/s %v before, %v after; want 1100 then 450", a, b)
+		}
+	})
+	t.Run("vllm-cold-start", func(t *testing.T) {
+		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-cold-start.scenario"})
+		if n := value(t, read(t, s, 0), gen); n != 0 {
+			t.Errorf("generated tokens %v at start, want a fresh engine", n)
+		}
+		median(t, s, ttft, 0, 15, 5, 7.5)
+		median(t, s, e2e, 0, 15, 10, 15)
+		median(t, s, ttft, 16, 30, 0.08, 0.1)
+		median(t, s, e2e, 16, 30, 2.5, 5)
+		if r := rate(t, s, gen, 0, 15); r != 60 {
+			t.Errorf("generated tokens/s during warm-up: %v", r)
+		}
+		if r := rate(t, s, gen, 20, 120); r != 1100 {
+			t.Errorf("generated tokens/s after warm-up: %v", r)
+		}
+		for at := 0.0; at <= 120; at += 3 {
+			if w := value(t, read(t, s, at), waiting); w >= 10 {
+				t.Errorf("t=%v waiting %v: a cold start must not look like a queue build-up", at, w)
+			}
+		}
+	})
+}
+
 func TestScenarioErrorsNameFileAndLine(t *testing.T) {
 	for _, c := range []struct {
 		name, engine, line, want string

@@ -104,12 +104,22 @@ func TestFakeNVML(t *testing.T) {
 	t.Run("exports", func(t *testing.T) { checkExports(t, lib) })
 	t.Run("abi", checkGoABI)
 
-	for _, c := range []struct{ name, scenario string }{
+	cases := []struct{ name, scenario string }{
 		{"behaviour", behaviour},
 		{"refcount", refcount},
 		{"e2e", e2e},
 		{"demo", demo},
-	} {
+	}
+	// The root-cause end-to-end scenarios: each child checks the story its
+	// test relies on.
+	for _, name := range []string{"rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle"} {
+		p, err := filepath.Abs("scenarios/" + name + ".scenario")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct{ name, scenario string }{name, p})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			stdout, stderr, err := runChild(t, lib, c.name, c.scenario, fmt.Sprint(scale))
@@ -287,6 +297,8 @@ func TestFakeNVMLChild(t *testing.T) {
 		childE2E(t, lib)
 	case "demo":
 		childDemo(t, lib)
+	case "rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle":
+		childRootcause(t, lib, name)
 	case "init-error":
 		if ret := lib.Init(); ret != nvml.ERROR_UNKNOWN {
 			t.Fatalf("Init = %v, want ERROR_UNKNOWN", ret)
@@ -1044,4 +1056,91 @@ func childDemo(t *testing.T, lib nvml.Interface) {
 		t.Errorf("vLLM memory did not grow: %+v then %+v", pl, pl2)
 	}
 	must(t, "Free", set.Free())
+}
+
+// childRootcause checks the scenarios of tests/e2e/rootcause_test.go: which
+// GPUs and processes there are, whose memory grows, and when the throttle
+// and the XID come.
+func childRootcause(t *testing.T, lib nvml.Interface, name string) {
+	clk := initClock(t, lib)
+	defer func() { must(t, "Shutdown", lib.Shutdown()) }()
+	type proc struct {
+		gpu    int
+		pid    uint32
+		growth float64 // bytes per scenario second
+	}
+	var procs []proc
+	gpus, utilLo, utilHi := 1, 0.0, 100.0
+	switch name {
+	case "rootcause-leak":
+		gpus, procs = 2, []proc{{0, 41001, 8 * mib}, {1, 41002, 0}}
+	case "rootcause-healthy":
+		gpus, procs, utilLo, utilHi = 2, []proc{{0, 41001, 0}, {1, 41002, 0}}, 50, 70
+	case "rootcause-idle":
+		procs, utilLo, utilHi = []proc{{0, 41001, 0}}, 3, 7
+	default:
+		procs = []proc{{0, 41001, 0}}
+	}
+	h := handles(t, lib, gpus)
+	var set nvml.EventSet
+	if name == "rootcause-xid" {
+		var ret nvml.Return
+		set, ret = lib.EventSetCreate()
+		must(t, "EventSetCreate", ret)
+		defer func() { must(t, "Free", set.Free()) }()
+		must(t, "RegisterEvents", h[0].RegisterEvents(nvml.EventTypeXidCriticalError, set))
+	}
+	memory := func(p proc) (uint64, float64, float64) {
+		var pl []nvml.ProcessInfo
+		var ret nvml.Return
+		lo, hi := clk.window(func() { pl, ret = h[p.gpu].GetComputeRunningProcesses() })
+		must(t, "GetComputeRunningProcesses", ret)
+		if len(pl) != 1 || pl[0].Pid != p.pid {
+			t.Fatalf("GPU %d processes = %+v, want pid %d alone", p.gpu, pl, p.pid)
+		}
+		return pl[0].UsedGpuMemory, lo, hi
+	}
+	first := make([]uint64, len(procs))
+	firstHi := make([]float64, len(procs))
+	for i, p := range procs {
+		first[i], _, firstHi[i] = memory(p)
+		pname, ret := lib.SystemGetProcessName(int(p.pid))
+		must(t, "SystemGetProcessName", ret)
+		eq(t, "process name", pname, "vllm")
+	}
+	for i := range h {
+		u, ret := h[i].GetUtilizationRates()
+		must(t, "GetUtilizationRates", ret)
+		within(t, fmt.Sprintf("GPU %d utilization", i), float64(u.Gpu), utilLo, utilHi)
+	}
+	clk.waitUntil(12)
+	for i, p := range procs {
+		m, lo, _ := memory(p)
+		if p.growth == 0 && m != first[i] {
+			t.Errorf("pid %d memory moved from %d to %d", p.pid, first[i], m)
+		}
+		// Between the two reads at least lo - firstHi scenario seconds passed.
+		if p.growth > 0 && float64(m-first[i]) < p.growth*(lo-firstHi[i]) {
+			t.Errorf("pid %d grew %d bytes in >= %.1f scenario seconds, want >= %.0f per second", p.pid, m-first[i], lo-firstHi[i], p.growth)
+		}
+	}
+	reasons, ret := h[0].GetCurrentClocksEventReasons()
+	must(t, "GetCurrentClocksEventReasons", ret)
+	sm, ret := h[0].GetClockInfo(nvml.CLOCK_SM)
+	must(t, "GetClockInfo(SM)", ret)
+	if name == "rootcause-throttle" {
+		eq(t, "reasons after 10 s", reasons, uint64(nvml.ClocksThrottleReasonHwThermalSlowdown))
+		eq(t, "throttled SM clock", sm, 1005)
+	} else {
+		eq(t, "reasons", reasons, 0)
+		eq(t, "SM clock", sm, 1410)
+	}
+	if set != nil {
+		ev, ret := set.Wait(5000)
+		must(t, "Wait", ret)
+		eq(t, "XID", ev.EventData, 48)
+		eq(t, "XID device", ev.Device, h[0])
+		_, ret = set.Wait(50)
+		wantRet(t, "second Wait", ret, nvml.ERROR_TIMEOUT)
+	}
 }
