@@ -33,10 +33,12 @@ type Config struct {
 	// Endpoint, TLS, headers, timeout, proxy: the HTTP client. For
 	// format alertmanager the endpoint is Alertmanager's base URL
 	// (http://alertmanager:9093): alerts go to <endpoint>/api/v2/alerts.
-	// For json and slack it is the webhook URL itself.
-	confighttp.ClientConfig `mapstructure:",squash"`
-	QueueConfig             configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
-	RetryConfig             configretry.BackOffConfig                                `mapstructure:"retry_on_failure"`
+	// For json and slack it is the webhook URL itself. A named field, not
+	// an embedded one: embedding would promote ClientConfig's own Unmarshal
+	// to Config, and every other field would be silently ignored.
+	ClientConfig confighttp.ClientConfig                                  `mapstructure:",squash"`
+	QueueConfig  configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+	RetryConfig  configretry.BackOffConfig                                `mapstructure:"retry_on_failure"`
 
 	// Format: alertmanager, json (one document per incident) or slack.
 	Format string `mapstructure:"format"`
@@ -81,7 +83,8 @@ type Config struct {
 
 // ActionConfig is one extra webhook for incidents of one kind.
 type ActionConfig struct {
-	confighttp.ClientConfig `mapstructure:",squash"`
+	ClientConfig confighttp.ClientConfig `mapstructure:",squash"` // named: see Config
+
 	// Format: json (default) or slack.
 	Format      string `mapstructure:"format"`
 	MinSeverity string `mapstructure:"min_severity"`
@@ -118,7 +121,7 @@ func checkEndpoint(field, endpoint string) error {
 // Validate checks the configuration at start; messages name the field.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if err := checkEndpoint("endpoint", cfg.Endpoint); err != nil {
+	if err := checkEndpoint("endpoint", cfg.ClientConfig.Endpoint); err != nil {
 		errs = append(errs, err)
 	}
 	switch cfg.Format {
@@ -160,7 +163,7 @@ func (cfg *Config) Validate() error {
 	}
 	for kind, a := range cfg.Actions {
 		at := "actions[" + kind + "]"
-		if err := checkEndpoint(at+".endpoint", a.Endpoint); err != nil {
+		if err := checkEndpoint(at+".endpoint", a.ClientConfig.Endpoint); err != nil {
 			errs = append(errs, err)
 		}
 		switch a.Format {

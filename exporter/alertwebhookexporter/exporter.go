@@ -79,9 +79,9 @@ func newExporter(cfg *Config, set exporter.Settings) (*alertExporter, error) {
 	}
 	e := &alertExporter{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, node: node,
 		firing: map[string]*firingAlert{}, actions: map[string]*target{}, now: time.Now}
-	url := cfg.Endpoint
+	url := cfg.ClientConfig.Endpoint
 	if cfg.Format == FormatAlertmanager {
-		url = strings.TrimRight(cfg.Endpoint, "/") + "/api/v2/alerts"
+		url = strings.TrimRight(url, "/") + "/api/v2/alerts"
 	}
 	e.main = &target{url: url, format: cfg.Format, bearer: cfg.BearerToken, secret: cfg.HMACSecret,
 		sigHeader: cfg.SignatureHeader, clientConf: cfg.ClientConfig}
@@ -90,7 +90,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*alertExporter, error) {
 		if f == "" {
 			f = FormatJSON
 		}
-		e.actions[kind] = &target{url: a.Endpoint, format: f, bearer: a.BearerToken, secret: a.HMACSecret,
+		e.actions[kind] = &target{url: a.ClientConfig.Endpoint, format: f, bearer: a.BearerToken, secret: a.HMACSecret,
 			sigHeader: a.SignatureHeader, clientConf: a.ClientConfig}
 	}
 	return e, nil

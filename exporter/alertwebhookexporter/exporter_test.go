@@ -110,7 +110,7 @@ func logsOf(incs ...inc) plog.Logs {
 func newTestExporter(t *testing.T, url string, mutate func(*Config)) *alertExporter {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
-	cfg.Endpoint = url
+	cfg.ClientConfig.Endpoint = url
 	cfg.Node = "node-a"
 	cfg.ResendInterval = time.Hour // tests call resend themselves
 	cfg.FiringTTL = 90 * time.Minute
@@ -284,7 +284,7 @@ func TestActionsPerKindAndSeverity(t *testing.T) {
 	defer ds.Close()
 	e := newTestExporter(t, ms.URL, func(c *Config) {
 		a := ActionConfig{MinSeverity: SeverityCritical}
-		a.Endpoint = ds.URL + "/drain"
+		a.ClientConfig.Endpoint = ds.URL + "/drain"
 		c.Actions = map[string]ActionConfig{"gpu_memory_leak": a}
 	})
 	if err := e.push(context.Background(), logsOf(inc{"id-1", "gpu_memory_leak", "critical", "firing", ""},
@@ -321,7 +321,7 @@ func TestRetriesThroughExporterHelper(t *testing.T) {
 	defer srv.Close()
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
-	cfg.Endpoint = srv.URL
+	cfg.ClientConfig.Endpoint = srv.URL
 	cfg.Format = FormatJSON
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.RetryConfig.InitialInterval = 10 * time.Millisecond
