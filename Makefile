@@ -1,6 +1,8 @@
 # otelcol-llmops — build, run and test the distribution.
 #
 #   make build     install the pinned ocb into .tools/ and build _build/otelcol-llmops
+#   make demo      a simulated GPU node, live incidents and demo-report.html
+#                  (DEMO_DURATION=60 stops after 60 s; default: until Ctrl-C)
 #   make run       build, then run the collector on distro/config.yaml
 #   make test      unit tests, then end-to-end tests against the built binary
 #   make lint      gofmt and go vet
@@ -26,9 +28,12 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 # Everything the binary is compiled from: the distribution's Go sources
 # (components are packages of the root module, replaced into the build).
-GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.tools/*' -not -path './tests/*' -not -name '*_test.go' 2>/dev/null)
+GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -path './.tools/*' -not -path './tests/*' -not -path './demo/*' -not -path './bench/*' -not -name '*_test.go' 2>/dev/null)
 
-.PHONY: all build fakenvml fuzz run test unit-test e2e-test lint generate bench clean tools
+ENGINEREPLAY  := $(BUILD_DIR)/enginereplay
+DEMO_DURATION ?= 0
+
+.PHONY: all build fakenvml fuzz run demo test unit-test e2e-test lint generate bench clean tools
 
 all: build
 
@@ -62,6 +67,13 @@ $(FAKENVML): tests/fakenvml/fakenvml.c
 	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -lpthread -lm
 
 fakenvml: $(FAKENVML)
+
+$(ENGINEREPLAY): $(shell find tests/enginereplay -name '*.go' -not -name '*_test.go')
+	$(GO) build -o $@ ./tests/enginereplay/cmd/enginereplay
+
+# The whole story on a laptop: see README.md, "Demo".
+demo: build $(FAKENVML) $(ENGINEREPLAY)
+	$(GO) run ./demo -duration $(DEMO_DURATION)s $(DEMO_ARGS)
 
 run: build
 	./$(BINARY) --config $(CONFIG)

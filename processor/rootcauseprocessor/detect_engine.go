@@ -187,7 +187,13 @@ func (e *engine) engineDetectors(s *subject, now int64, out []finding) []finding
 
 	// Queue build-up: requests waiting above queue.min_waiting for
 	// queue.for. With a saturated KV cache the queue is its symptom.
-	if cfg.Queue.Enabled && kvF == nil && haveWaiting {
+	// A KV cache at the saturation threshold explains the queue even
+	// before kv_cache.for has passed: that incident follows.
+	kvHigh := false
+	if kv, ok := es.kv.Last(); ok && cfg.KVCache.Enabled && kv.V >= cfg.KVCache.Threshold {
+		kvHigh = true
+	}
+	if cfg.Queue.Enabled && kvF == nil && !kvHigh && haveWaiting {
 		e.scratch.pts = es.waiting.Since(e.scratch.pts[:0], 0)
 		pts := e.scratch.pts
 		since := int64(0)
