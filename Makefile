@@ -4,6 +4,7 @@
 #   make demo      a simulated GPU node, live incidents and demo-report.html
 #                  (DEMO_DURATION=60 stops after 60 s; default: until Ctrl-C)
 #   make run       build, then run the collector on distro/config.yaml
+#   make llmprof   build _build/llmprof (profile summary / diff / export)
 #   make test      unit tests, then end-to-end tests against the built binary
 #   make lint      gofmt and go vet
 #   make generate  regenerate committed code and docs (mdatagen, docs/metric-spec.md)
@@ -33,7 +34,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -pa
 ENGINEREPLAY  := $(BUILD_DIR)/enginereplay
 DEMO_DURATION ?= 0
 
-.PHONY: all build fakenvml fuzz run demo test unit-test e2e-test lint generate bench clean tools
+.PHONY: all build llmprof fakenvml fuzz run demo test unit-test e2e-test lint generate bench clean tools
 
 all: build
 
@@ -70,6 +71,10 @@ fakenvml: $(FAKENVML)
 
 $(ENGINEREPLAY): $(shell find tests/enginereplay -name '*.go' -not -name '*_test.go')
 	$(GO) build -o $@ ./tests/enginereplay/cmd/enginereplay
+
+# llmprof: profiles at the terminal (summary, diff, export).
+llmprof:
+	$(GO) build -o $(BUILD_DIR)/llmprof ./cmd/llmprof
 
 # The whole story on a laptop: see README.md, "Demo".
 demo: build $(FAKENVML) $(ENGINEREPLAY)
