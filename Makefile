@@ -97,6 +97,7 @@ FUZZ_TARGETS := \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseCgroup \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseStartTime \
 	./receiver/profileimportreceiver/internal/kineto:FuzzParse \
+	./receiver/profileimportreceiver/internal/snapshot:FuzzImport \
 	./processor/llmnormalizeprocessor:FuzzProcessMetrics
 
 fuzz:
@@ -124,6 +125,8 @@ bench: $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
 	cd bench && $(GO) run ./llmengine
 	cd bench && $(GO) run ./llmnormalize
+	cd bench && $(GO) run ./profileimport
+	cd bench && $(GO) run ./snapshot
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -44,11 +44,12 @@ const (
 	EngineScrapeDuration          = "llm.engine.scrape.duration"
 
 	// Profiles (profileimport).
-	ProfileMemoryAllocated        = "llm.profile.memory.allocated"
-	ProfileMemoryOutstanding      = "llm.profile.memory.outstanding"
-	ProfileAllocatorFragmentation = "llm.profile.allocator.fragmentation"
-	ProfileMemoryTotalAllocated   = "llm.profile.memory.total_allocated"
-	ProfileMemoryTotalReserved    = "llm.profile.memory.total_reserved"
+	ProfileMemoryAllocated           = "llm.profile.memory.allocated"
+	ProfileMemoryOutstanding         = "llm.profile.memory.outstanding"
+	ProfileAllocatorFragmentation    = "llm.profile.allocator.fragmentation"
+	ProfileAllocatorLargestFreeBlock = "llm.profile.allocator.largest_free_block"
+	ProfileMemoryTotalAllocated      = "llm.profile.memory.total_allocated"
+	ProfileMemoryTotalReserved       = "llm.profile.memory.total_reserved"
 
 	// Derived by rootcause.
 	HwGpuMemoryGrowthRate       = "hw.gpu.memory.growth_rate"

@@ -177,6 +177,13 @@ var metrics = []Metric{
 			{Name: AttrProfileFile, Requirement: Recommended},
 		}},
 
+	{Name: ProfileAllocatorLargestFreeBlock, Group: GroupProfile, Instrument: Gauge, Unit: "By", Origin: OriginLLMOps,
+		Description: "Largest free block the caching allocator holds (from a CUDA memory snapshot): the biggest allocation it can serve without asking the driver.",
+		Attributes: []AttrRef{
+			{Name: AttrProfileDevice, Requirement: Required},
+			{Name: AttrProfileFile, Requirement: Recommended},
+		}},
+
 	{Name: ProfileMemoryTotalAllocated, Group: GroupProfile, Instrument: Gauge, Unit: "By", Origin: OriginLLMOps,
 		Description: "Memory the caching allocator had handed out, as a time series over the profile (Kineto's Total Allocated).",
 		Attributes: []AttrRef{
@@ -252,7 +259,7 @@ var attributes = []Attribute{
 var incidentFields = []IncidentField{
 	{Name: IncidentID, Type: TypeString, Required: true, Description: "Stable id of the incident: the same while it fires and when it resolves."},
 	{Name: IncidentKind, Type: TypeString, Required: true, Description: "What is wrong.",
-		Values: []string{"cache_hit_drop", "ecc_uncorrected", "gpu_memory_leak", "gpu_throttling", "joint_degradation", "kv_cache_growth", "kv_cache_saturation", "latency_spike", "leak_suspect", "queue_buildup", "throughput_drop", "xid_error"}},
+		Values: []string{"cache_hit_drop", "ecc_uncorrected", "gpu_memory_leak", "gpu_oom", "gpu_throttling", "joint_degradation", "kv_cache_growth", "kv_cache_saturation", "latency_spike", "leak_suspect", "queue_buildup", "throughput_drop", "xid_error"}},
 	{Name: IncidentQuadrant, Type: TypeString, Required: true, Description: "Golden-signal quadrant.", Values: []string{"errors", "latency", "saturation", "throughput"}},
 	{Name: IncidentSeverity, Type: TypeString, Required: true, Description: "Severity (also set as the record's severity: WARN or ERROR).", Values: []string{"critical", "warning"}},
 	{Name: IncidentState, Type: TypeString, Required: true, Description: "Lifecycle state.", Values: []string{"firing", "resolved"}},

@@ -1,9 +1,11 @@
 package profileimportreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver"
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,6 +24,7 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/snapshot"
 )
 
 // importer watches the configured patterns and imports each complete file
@@ -138,10 +141,16 @@ func (im *importer) candidates() []string {
 	return out
 }
 
-// isTraceFile keeps finished Chrome-trace JSON files: Kineto writes
-// `<name>.tmp` first and renames it when done.
+// isTraceFile keeps finished profile files — Chrome-trace JSON and CUDA
+// memory snapshots (pickle or JSON) — and skips the rest, such as the
+// `<name>.tmp` Kineto writes first and renames when done.
 func isTraceFile(path string) bool {
-	return strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".json.gz")
+	for _, ext := range []string{".json", ".json.gz", ".pickle", ".pkl", ".pickle.gz", ".pkl.gz"} {
+		if strings.HasSuffix(path, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 func (im *importer) excluded(path string) bool {
@@ -254,6 +263,10 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		return
 	}
 	start := time.Now()
+	if isSnapshot(path) {
+		im.importSnapshot(ctx, path, key, start)
+		return
+	}
 	b := profile.NewBuilder(profile.Options{
 		MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
 		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
@@ -310,6 +323,67 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 	im.logger.Info("profile imported", zap.String("file", path), zap.Int64("events", md.Events),
 		zap.Int("spans", spans), zap.Int("memory_points", res.Metrics.DataPointCount()),
 		zap.Int("leak_suspects", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
+	im.afterImport(path)
+}
+
+// isSnapshot tells a CUDA memory snapshot (torch.cuda.memory._dump_snapshot:
+// a pickle, or the same structure as JSON) from a Kineto trace: by
+// extension for pickles, by the first bytes of the document for JSON.
+func isSnapshot(path string) bool {
+	lower := strings.ToLower(path)
+	for _, ext := range []string{".pickle", ".pkl", ".pickle.gz", ".pkl.gz"} {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(lower, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return false
+		}
+		defer gz.Close()
+		r = gz
+	}
+	prefix := make([]byte, 4096)
+	n, _ := io.ReadFull(r, prefix)
+	return snapshot.IsSnapshotJSON(prefix[:n])
+}
+
+// importSnapshot imports a CUDA memory snapshot: outstanding memory per
+// allocation site, allocator fragmentation, leak suspects and OOM events.
+// Same rule as traces: all or nothing.
+func (im *importer) importSnapshot(ctx context.Context, path, key string, start time.Time) {
+	res, err := snapshot.ImportFile(path, snapshot.Options{MaxBytes: im.cfg.MaxDecompressedSize,
+		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes})
+	if err != nil {
+		im.fail(ctx, path, key, err)
+		return
+	}
+	im.mu.Lock()
+	metrics, logs := im.metrics, im.logs
+	im.mu.Unlock()
+	var errs []error
+	if metrics != nil && res.Metrics.DataPointCount() > 0 {
+		errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
+	}
+	if logs != nil && res.Logs.LogRecordCount() > 0 {
+		errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
+	}
+	if err := errors.Join(errs...); err != nil {
+		im.logger.Warn("the pipeline refused an imported memory snapshot; it will be retried", zap.String("file", path), zap.Error(err))
+		return
+	}
+	im.remember(ctx, key, "imported")
+	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
+	im.logger.Info("memory snapshot imported", zap.String("file", path), zap.Int64("segments", res.Summary.Segments),
+		zap.Int64("outstanding_bytes", res.Summary.OutstandingBytes), zap.Int("memory_points", res.Metrics.DataPointCount()),
+		zap.Int("log_records", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
 	im.afterImport(path)
 }
 

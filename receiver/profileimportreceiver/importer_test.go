@@ -359,3 +359,64 @@ func TestSlowImportIsNotStartedTwice(t *testing.T) {
 		t.Errorf("%d span batches for %d spans", len(r.traces.AllTraces()), len(ids))
 	}
 }
+
+// TestImportsMemorySnapshots: CUDA memory snapshots, pickled or as JSON,
+// are recognised among the watched files and become outstanding memory per
+// allocation site, fragmentation, leak suspects and the OOM record — the
+// same signals as Kineto traces, and no spans.
+func TestImportsMemorySnapshots(t *testing.T) {
+	dir := t.TempDir()
+	r := start(t, dir, nil, func(c *Config) {
+		c.Include = append(c.Include, filepath.Join(dir, "*.pickle"))
+	})
+	for _, name := range []string{"snapshot_p4.pickle", "snapshot.json.gz"} {
+		data, err := os.ReadFile(filepath.Join("internal", "snapshot", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAtomically(t, filepath.Join(dir, name), data)
+	}
+	waitFor(t, "both snapshots", func() bool { return len(r.logs.AllLogs()) == 2 && len(r.metrics.AllMetrics()) == 2 })
+	if n := len(r.traces.AllTraces()); n != 0 {
+		t.Fatalf("a snapshot produced %d span batches", n)
+	}
+	for i, ld := range r.logs.AllLogs() {
+		kinds := map[string]int{}
+		var oomTrace string
+		rls := ld.ResourceLogs()
+		for j := 0; j < rls.Len(); j++ {
+			sls := rls.At(j).ScopeLogs()
+			for k := 0; k < sls.Len(); k++ {
+				lrs := sls.At(k).LogRecords()
+				for l := 0; l < lrs.Len(); l++ {
+					v, _ := lrs.At(l).Attributes().Get("incident.kind")
+					kinds[v.Str()]++
+					if v.Str() == "gpu_oom" {
+						oomTrace = lrs.At(l).TraceID().String()
+					}
+				}
+			}
+		}
+		if kinds["leak_suspect"] == 0 || kinds["gpu_oom"] != 1 || oomTrace != "4f8bb47fd78c860c02e418d96df5eaf1" {
+			t.Fatalf("snapshot %d: record kinds %v, OOM trace %q", i, kinds, oomTrace)
+		}
+	}
+	var outstanding int
+	for _, md := range r.metrics.AllMetrics() {
+		rms := md.ResourceMetrics()
+		for j := 0; j < rms.Len(); j++ {
+			sms := rms.At(j).ScopeMetrics()
+			for k := 0; k < sms.Len(); k++ {
+				ms := sms.At(k).Metrics()
+				for l := 0; l < ms.Len(); l++ {
+					if ms.At(l).Name() == "llm.profile.memory.outstanding" {
+						outstanding++
+					}
+				}
+			}
+		}
+	}
+	if outstanding != 2 {
+		t.Fatalf("llm.profile.memory.outstanding in %d of 2 snapshots", outstanding)
+	}
+}

@@ -524,18 +524,22 @@ var kindNames = [...]string{kOther: "other", kAnnotation: "annotation", kGPUAnno
 // emitSpans builds the spans (the root, then the kept nodes in node
 // order) in batches of at most batchSpans (<= 0: unbounded), each under a
 // copy of resource, and hands each full batch to emit before building the
-// next.
+// next. A batch's spans are allocated in order, then filled by two
+// goroutines (each span is written by one only; everything they read is
+// final by now), which halves the longest serial step after the parse
+// without holding more than one batch.
 func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func(ptrace.Traces) error,
 	t *tree, keep []bool, tid pcommon.TraceID, ids spanIDer,
 	off, winStart, winEnd int64, base string, st *Stats) error {
-	remaining := 1
-	for _, k := range keep {
+	kept := make([]int32, 0, len(keep))
+	for i, k := range keep {
 		if k {
-			remaining++
+			kept = append(kept, int32(i))
 		}
 	}
+	total := len(kept) + 1 // and the root
 	if batchSpans <= 0 {
-		batchSpans = remaining
+		batchSpans = total
 	}
 	st.SpansByKind = make(map[string]int64)
 	var byKind [len(kindNames)]int64
@@ -547,104 +551,110 @@ func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func
 		}
 	}()
 
-	var td ptrace.Traces
-	var spans ptrace.SpanSlice
-	inBatch := 0
-	// next returns a new span, starting a batch when none is open.
-	next := func() ptrace.Span {
-		if inBatch == 0 {
-			td = ptrace.NewTraces()
-			rs := td.ResourceSpans().AppendEmpty()
-			resource.CopyTo(rs.Resource())
-			ss := rs.ScopeSpans().AppendEmpty()
-			ss.Scope().SetName(ScopeName)
-			spans = ss.Spans()
-			spans.EnsureCapacity(min(remaining, batchSpans))
+	rootID := ids.id(-1)
+	st.Spans = 0
+	// The nodes of batch 0 follow the root; later batches hold nodes only.
+	for first := -1; first < len(kept); {
+		n := min(batchSpans, len(kept)-first)
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		resource.CopyTo(rs.Resource())
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.Scope().SetName(ScopeName)
+		spans := ss.Spans()
+		spans.EnsureCapacity(n)
+		for range n {
+			spans.AppendEmpty()
 		}
-		inBatch++
-		remaining--
-		return spans.AppendEmpty()
-	}
-	// flush hands the open batch to emit once it is full or the last.
-	flush := func() error {
-		if inBatch == 0 || (inBatch < batchSpans && remaining > 0) {
-			return nil
+		nodes := kept[max(first, 0) : first+n]
+		off0 := 0
+		if first < 0 {
+			root := spans.At(0)
+			root.SetTraceID(tid)
+			root.SetSpanID(rootID)
+			root.SetName(base)
+			root.SetKind(ptrace.SpanKindInternal)
+			root.SetStartTimestamp(pcommon.Timestamp(winStart))
+			root.SetEndTimestamp(pcommon.Timestamp(winEnd))
+			root.Attributes().PutStr(AttrCategory, RootSpanCategory)
+			off0 = 1
 		}
-		batch := td
-		td, spans, inBatch = ptrace.Traces{}, ptrace.SpanSlice{}, 0
-		return emit(batch)
-	}
-
-	root := next()
-	root.SetTraceID(tid)
-	root.SetSpanID(ids.id(-1))
-	root.SetName(base)
-	root.SetKind(ptrace.SpanKindInternal)
-	root.SetStartTimestamp(pcommon.Timestamp(winStart))
-	root.SetEndTimestamp(pcommon.Timestamp(winEnd))
-	root.Attributes().PutStr(AttrCategory, RootSpanCategory)
-	rootID := root.SpanID()
-	st.Spans = 1
-	if err := flush(); err != nil {
-		return err
-	}
-
-	for i := int32(0); i < t.nodes.len(); i++ {
-		if !keep[i] {
-			continue
+		fill := func(from, to int, counts *[len(kindNames)]int64) {
+			for j := from; j < to; j++ {
+				i := nodes[j]
+				b.fillSpan(spans.At(off0+j), t, keep, i, tid, ids, rootID, off)
+				counts[t.nodes.at(i).kind]++
+			}
 		}
-		nd := t.nodes.at(i)
-		sp := next()
-		sp.SetTraceID(tid)
-		sp.SetSpanID(ids.id(i))
-		if p := t.keptParent(i, keep); p >= 0 {
-			sp.SetParentSpanID(ids.id(p))
+		var other [len(kindNames)]int64
+		half := len(nodes) / 2
+		if len(nodes) >= 2048 {
+			done := make(chan struct{})
+			go func() { fill(half, len(nodes), &other); close(done) }()
+			fill(0, half, &byKind)
+			<-done
 		} else {
-			sp.SetParentSpanID(rootID)
+			fill(0, len(nodes), &byKind)
 		}
-		sp.SetName(b.strs[nd.name])
-		sp.SetKind(ptrace.SpanKindInternal)
-		sp.SetStartTimestamp(pcommon.Timestamp(nd.start + off))
-		sp.SetEndTimestamp(pcommon.Timestamp(nd.end() + off))
-		a := sp.Attributes()
-		a.EnsureCapacity(b.attrCount(t, nd, i))
-		a.PutStr(AttrCategory, b.strs[nd.cat])
-		if p := t.modPath[i]; p != 0 {
-			a.PutStr(spec.AttrProfileModulePath, b.strs[p])
+		for k, c := range other {
+			byKind[k] += c
 		}
-		if nd.device >= 0 {
-			a.PutInt(spec.AttrProfileDevice, int64(nd.device))
-		}
-		if nd.stream >= 0 {
-			a.PutInt(AttrStream, int64(nd.stream))
-		}
-		if nd.kind != kPython {
-			if nd.ext >= 0 {
-				a.PutInt(AttrExternalID, nd.ext)
-			}
-			if nd.corr >= 0 {
-				a.PutInt(AttrCorrelation, nd.corr)
-			}
-		}
-		if nd.kind.cpu() {
-			if th := &b.threads[nd.thread]; th.tidStr == "" {
-				a.PutInt(AttrThreadID, th.tid)
-			}
-		}
-		if nd.extra != 0 {
-			x := &b.extras[nd.extra]
-			putRaw(a, AttrInputDims, b.strs[x.inputDims])
-			putRaw(a, AttrGrid, b.strs[x.grid])
-			putRaw(a, AttrBlock, b.strs[x.block])
-			putRaw(a, AttrCallStack, b.strs[x.callStack])
-		}
-		st.Spans++
-		byKind[nd.kind]++
-		if err := flush(); err != nil {
+		st.Spans += int64(n)
+		first += n
+		if err := emit(td); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fillSpan writes node i's span.
+func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pcommon.TraceID, ids spanIDer,
+	rootID pcommon.SpanID, off int64) {
+	nd := t.nodes.at(i)
+	sp.SetTraceID(tid)
+	sp.SetSpanID(ids.id(i))
+	if p := t.keptParent(i, keep); p >= 0 {
+		sp.SetParentSpanID(ids.id(p))
+	} else {
+		sp.SetParentSpanID(rootID)
+	}
+	sp.SetName(b.strs[nd.name])
+	sp.SetKind(ptrace.SpanKindInternal)
+	sp.SetStartTimestamp(pcommon.Timestamp(nd.start + off))
+	sp.SetEndTimestamp(pcommon.Timestamp(nd.end() + off))
+	a := sp.Attributes()
+	a.EnsureCapacity(b.attrCount(t, nd, i))
+	a.PutStr(AttrCategory, b.strs[nd.cat])
+	if p := t.modPath[i]; p != 0 {
+		a.PutStr(spec.AttrProfileModulePath, b.strs[p])
+	}
+	if nd.device >= 0 {
+		a.PutInt(spec.AttrProfileDevice, int64(nd.device))
+	}
+	if nd.stream >= 0 {
+		a.PutInt(AttrStream, int64(nd.stream))
+	}
+	if nd.kind != kPython {
+		if nd.ext >= 0 {
+			a.PutInt(AttrExternalID, nd.ext)
+		}
+		if nd.corr >= 0 {
+			a.PutInt(AttrCorrelation, nd.corr)
+		}
+	}
+	if nd.kind.cpu() {
+		if th := &b.threads[nd.thread]; th.tidStr == "" {
+			a.PutInt(AttrThreadID, th.tid)
+		}
+	}
+	if nd.extra != 0 {
+		x := &b.extras[nd.extra]
+		putRaw(a, AttrInputDims, b.strs[x.inputDims])
+		putRaw(a, AttrGrid, b.strs[x.grid])
+		putRaw(a, AttrBlock, b.strs[x.block])
+		putRaw(a, AttrCallStack, b.strs[x.callStack])
+	}
 }
 
 // attrCount is the exact number of attributes emitSpans puts on node i's

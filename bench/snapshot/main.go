@@ -1,0 +1,192 @@
+// Command snapshot compares the CUDA memory snapshot import of the
+// profileimport receiver (receiver/profileimportreceiver/internal/snapshot)
+// with what users would otherwise run, Python's C unpickler
+// (pickle.load, the floor under torch's memory_viz and any script reading a
+// snapshot), on the same generated snapshot of ≥100 MB (written by the
+// package's testdata/gen_snapshot.py, cached under the system temp dir).
+// Both sides run as child processes in one run, timed wall-clock, peak RSS
+// by /usr/bin/time -v when present (else the child's ru_maxrss). Our side is
+// the snapshotimport command, built from the root module (the package is
+// internal to the receiver, so this module cannot import it): the full
+// import (decode, allocator state, sites, leak suspects, OOMs, metrics and
+// logs built). Targets: no slower than pickle.load, peak RSS < 2× the file.
+//
+//	go run ./snapshot [-size-mb 110] [-runs 3] [-dir DIR]   (from bench/)
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/bench/internal/benchutil"
+)
+
+const pythonLoad = `import pickle,sys; pickle.load(open(sys.argv[1],"rb"))`
+
+const pkg = "receiver/profileimportreceiver/internal/snapshot"
+
+func main() {
+	sizeMB := flag.Int("size-mb", 110, "approximate size of the generated snapshot, MB")
+	runs := flag.Int("runs", 3, "runs per side (the fastest is reported, with the largest RSS)")
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "otelcol-llmops-bench-snapshot"), "where the generated snapshot is kept between runs")
+	flag.Parse()
+	if err := run(*sizeMB, *runs, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type summary struct {
+	TraceEntries     int64 `json:"trace_entries"`
+	Segments         int64 `json:"segments"`
+	Blocks           int64 `json:"blocks"`
+	OutstandingBytes int64 `json:"outstanding_bytes"`
+	LeakSuspects     int   `json:"leak_suspects"`
+	OOMs             int64 `json:"ooms"`
+	MetricPoints     int   `json:"metric_points"`
+}
+
+func run(sizeMB, runs int, dir string) error {
+	root, err := benchutil.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		return fmt.Errorf("python3 is needed for the baseline and the generator: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	importer := filepath.Join(dir, "snapshotimport")
+	build := exec.Command("go", "build", "-o", importer, "./"+pkg+"/cmd/snapshotimport")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building snapshotimport: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, fmt.Sprintf("generated-%dmb.pickle", sizeMB))
+	if _, err := os.Stat(file); err != nil {
+		fmt.Fprintf(os.Stderr, "generating %s (about a minute; cached for later runs)…\n", file)
+		tmp := file + ".partial"
+		gen := exec.Command("python3", filepath.Join(root, pkg, "testdata", "gen_snapshot.py"), "big", tmp, "--mb", strconv.Itoa(sizeMB))
+		if out, err := gen.CombinedOutput(); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("generating the snapshot: %v\n%s", err, out)
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			return err
+		}
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	mb := float64(st.Size()) / 1e6
+
+	py, err := measure(runs, "python3", "-c", pythonLoad, file)
+	if err != nil {
+		return fmt.Errorf("python: %w", err)
+	}
+	ours, err := measure(runs, importer, file)
+	if err != nil {
+		return fmt.Errorf("ours: %w", err)
+	}
+	var s summary
+	if err := json.Unmarshal(ours.stdout, &s); err != nil {
+		return fmt.Errorf("snapshotimport output %q: %w", ours.stdout, err)
+	}
+	rssMethod := "ru_maxrss of the child (getrusage)"
+	if timeV() != "" {
+		rssMethod = "/usr/bin/time -v"
+	}
+	fmt.Printf("CUDA memory snapshot (%s, %.1f MB, protocol 2 as PyTorch writes it; %d trace entries, %d segments, %d blocks)\n",
+		filepath.Base(file), mb, s.TraceEntries, s.Segments, s.Blocks)
+	fmt.Printf("python: python3 -c '%s' FILE\nours:   snapshotimport FILE (full import: decode, allocator state, sites, leak suspects, OOMs, metrics and logs)\n", pythonLoad)
+	fmt.Printf("wall time includes process start; fastest of %d run(s); peak RSS by %s (largest of the runs)\n\n", runs, rssMethod)
+	fmt.Printf("%-8s %8s %8s %10s %9s\n", "side", "s", "MB/s", "peak RSS", "RSS/size")
+	for _, r := range []struct {
+		name string
+		m    measured
+	}{{"python", py}, {"ours", ours}} {
+		fmt.Printf("%-8s %8.3f %8.1f %9.1fM %9.2f\n", r.name, r.m.wall.Seconds(), mb/r.m.wall.Seconds(),
+			float64(r.m.rssKB)/1024, float64(r.m.rssKB*1024)/float64(st.Size()))
+	}
+	speedup := py.wall.Seconds() / ours.wall.Seconds()
+	ratio := float64(ours.rssKB*1024) / float64(st.Size())
+	fmt.Printf("\nspeedup (python s / ours s): %.2f×; ours peak RSS / file size: %.2f (%d leak suspects, %d OOM, %d metric points)\n",
+		speedup, ratio, s.LeakSuspects, s.OOMs, s.MetricPoints)
+	v1, v2 := "met", "met"
+	if speedup < 1 {
+		v1 = "MISSED"
+	}
+	if ratio >= 2 {
+		v2 = "MISSED"
+	}
+	fmt.Printf("targets: no slower than pickle.load: %s; peak RSS < 2× file size: %s\n", v1, v2)
+	return nil
+}
+
+type measured struct {
+	wall   time.Duration
+	rssKB  int64
+	stdout []byte
+}
+
+func timeV() string {
+	if _, err := os.Stat("/usr/bin/time"); err == nil {
+		return "/usr/bin/time"
+	}
+	return ""
+}
+
+var maxRSSLine = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
+
+// measure runs the command runs times and keeps the fastest wall time and
+// the largest peak RSS.
+func measure(runs int, name string, args ...string) (measured, error) {
+	var best measured
+	for i := 0; i < max(runs, 1); i++ {
+		var cmd *exec.Cmd
+		tv := timeV()
+		if tv != "" {
+			cmd = exec.Command(tv, append([]string{"-v", name}, args...)...)
+		} else {
+			cmd = exec.Command(name, args...)
+		}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		wall := time.Since(start)
+		if err != nil {
+			s := stderr.String()
+			if len(s) > 2000 {
+				s = "..." + s[len(s)-2000:]
+			}
+			return best, fmt.Errorf("%v: %s", err, s)
+		}
+		var rss int64
+		if tv != "" {
+			m := maxRSSLine.FindStringSubmatch(stderr.String())
+			if m == nil {
+				return best, fmt.Errorf("no maximum RSS in /usr/bin/time output")
+			}
+			rss, _ = strconv.ParseInt(m[1], 10, 64)
+		} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = int64(ru.Maxrss) // KB on Linux
+		}
+		if i == 0 || wall < best.wall {
+			best.wall, best.stdout = wall, stdout.Bytes()
+		}
+		best.rssKB = max(best.rssKB, rss)
+	}
+	return best, nil
+}

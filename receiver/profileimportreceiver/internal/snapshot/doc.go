@@ -1,0 +1,74 @@
+// Package snapshot imports PyTorch CUDA memory snapshots
+// (torch.cuda.memory._dump_snapshot: a pickle; or the same structure
+// serialised as JSON, optionally gzip-compressed) into the signals the
+// Kineto import emits: llm.profile.memory.outstanding per allocation site,
+// the allocator's state per device, leak suspects and OOM events.
+//
+// # Safe decoding
+//
+// A snapshot is untrusted input. The pickle is run by a small machine of
+// its own (pickle.go) that knows only the opcodes building dicts, lists,
+// tuples, strings (str and bytes), ints, floats, booleans and None, plus
+// the memo. Any opcode that imports, calls or constructs Python objects
+// (GLOBAL, STACK_GLOBAL, REDUCE, INST, OBJ, NEWOBJ, NEWOBJ_EX, BUILD,
+// EXT1/2/4, PERSID, BINPERSID, out-of-band buffers) fails the import the
+// moment it is read, with an error naming the opcode, the byte offset and
+// the file (wrapping ErrRefused). og-rek's Decoder has no option to refuse
+// these (it returns Class/Call values) and materialises every dict as a Go
+// map, several times the file's size: it is used only by the tests, as an
+// independent decoder to check this one against.
+//
+// Memory stays proportional to the input: dicts are recognised as records
+// by their keys as soon as their items are set (trace entries by "action",
+// frames by "filename"+"line", segments by "blocks"/"total_size", blocks by
+// "state"+"size") and stored as compact structs; frames are interned by
+// content and lists of frames as stacks (PyTorch shares them through the
+// pickle memo; JSON repeats them); a list of trace entries replays each
+// batch of entries as it is appended, so entries are never kept. MaxBytes
+// bounds the (decompressed) input and lengths are checked against it before
+// anything is allocated.
+//
+// # Definitions
+//
+// Allocation site: the innermost frame of an allocation's stack that is
+// not library code, as "file.py:LINE function" (base name of the file).
+// Library code: PyTorch ("/torch/", "torch/"), installed packages
+// ("site-packages/", "dist-packages/"), the standard library
+// ("/lib/python3…"), frozen and built-in modules ("<frozen …>"), and native
+// frames ("??", .cpp/.cc/.h/.cu/.so files). A stack of library frames only
+// is attributed to its innermost frame; an allocation without frames to
+// "<unknown>". A block without frames takes the frames of the trace
+// entry that allocated it at the same address, when the ring still has it.
+//
+// Outstanding: blocks in state active_allocated when the snapshot was
+// taken, summed per (site, device); at most 200 sites per device, the rest
+// summed under "<other sites>". Allocated = active_allocated +
+// active_pending_free; reserved = Σ segment total_size; largest free block =
+// the largest inactive block; fragmentation = (reserved − allocated −
+// largest free block) / reserved.
+//
+// Leak suspects: each device's trace ring is replayed (alloc adds a live
+// allocation, free_requested or free_completed removes it). An allocation
+// still live at the end of the ring that was allocated in the first half
+// of the ring's time span survived at least half the recorded history
+// while the program kept allocating and freeing: it is early-and-alive.
+// Early-and-alive bytes are summed per (site, device); sites with at least
+// MinLeakBytes are reported, largest first, LeakSuspects of them, as WARN
+// records with incident.kind=leak_suspect and the attributes of the Kineto
+// leak suspects, plus llm.profile.python_stack (the largest allocation's
+// frames, innermost first). Memory allocated before the ring started
+// (weights, caches) is in the segments but not in the ring, so it is never
+// a suspect; the ring's own start-up allocations can be.
+//
+// OOM: each "oom" trace entry is an ERROR record (incident.kind=gpu_oom)
+// with the requested size, the device's free memory (device_free), and the
+// allocator's allocated and reserved bytes at that moment, reconstructed
+// from the ring anchored on the final state (the ring starts mid-run).
+// The same reconstruction gives llm.profile.memory.total_allocated and
+// total_reserved over time (at most ~20,000 points per device, peaks kept).
+//
+// Trace join: a user_metadata string (or a dict's string values) holding a
+// W3C traceparent or a 32-hex trace id, alone or as a "key=value" token,
+// sets the TraceID (and, from a traceparent, the SpanID) of the records
+// about that allocation.
+package snapshot

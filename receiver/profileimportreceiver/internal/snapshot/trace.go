@@ -1,0 +1,111 @@
+package snapshot
+
+// maxSeriesPoints bounds the memory points kept per device while replaying:
+// past 2× this, neighbours are merged pairwise keeping each one's highest
+// values, so that peaks survive and memory stays bounded however long the
+// ring is.
+const maxSeriesPoints = 10000
+
+// point is the allocator state after an entry, relative to the start of
+// the ring (the ring starts mid-run: absolute values are known only at the
+// end, from the segments).
+type point struct {
+	t    int64 // time_us
+	a, r int64 // allocated, reserved relative to the start of the ring
+}
+
+type liveAlloc struct {
+	size, timeUS, seq int64
+	stack, meta       uint32
+}
+
+type oomEvent struct {
+	e      entry
+	a, r   int64 // relative allocated/reserved when it happened
+	seq    int64
+	hasRel bool
+}
+
+// traceList replays one device's trace ring as its entries are decoded.
+type traceList struct {
+	entries    int64
+	byAction   [numActions]int64
+	skipped    int64 // items of the list that are not trace entries
+	first, end int64 // first and last time_us seen (0: none)
+	live       map[int64]liveAlloc
+	allocBy    map[uint32]int64 // bytes allocated per stack over the ring
+	a, r       int64
+	pts        []point
+	merged     int // pairwise merges done on pts
+	ooms       []oomEvent
+	unmatched  int64 // frees of addresses the ring never saw allocated
+	hasTime    bool
+}
+
+func newTraceList() *traceList {
+	return &traceList{live: make(map[int64]liveAlloc), allocBy: make(map[uint32]int64)}
+}
+
+func (tl *traceList) add(e *entry) {
+	seq := tl.entries
+	tl.entries++
+	tl.byAction[e.action]++
+	if e.timeUS != 0 {
+		if !tl.hasTime || e.timeUS < tl.first {
+			tl.first = e.timeUS
+		}
+		tl.end = max(tl.end, e.timeUS)
+		tl.hasTime = true
+	}
+	changed := true
+	switch e.action {
+	case actAlloc:
+		tl.live[e.addr] = liveAlloc{size: e.size, timeUS: e.timeUS, seq: seq, stack: e.stack, meta: e.meta}
+		tl.allocBy[e.stack] += e.size
+		tl.a += e.size
+	case actFreeRequested:
+		// The program let go of the tensor; the block may wait for its
+		// streams (free_completed) but is not leaked.
+		if _, ok := tl.live[e.addr]; ok {
+			delete(tl.live, e.addr)
+		} else {
+			tl.unmatched++
+		}
+		changed = false
+	case actFreeCompleted:
+		delete(tl.live, e.addr)
+		tl.a -= e.size
+	case actSegmentAlloc, actSegmentMap:
+		tl.r += e.size
+	case actSegmentFree, actSegmentUnmap:
+		tl.r -= e.size
+	case actOOM:
+		tl.ooms = append(tl.ooms, oomEvent{e: *e, a: tl.a, r: tl.r, seq: seq, hasRel: true})
+		changed = false
+	default:
+		changed = false
+	}
+	if changed && e.timeUS != 0 {
+		tl.pts = append(tl.pts, point{t: e.timeUS, a: tl.a, r: tl.r})
+		if len(tl.pts) >= 2*maxSeriesPoints {
+			tl.halve()
+		}
+	}
+}
+
+// halve merges neighbouring points, keeping the earlier time and the
+// higher values of each pair.
+func (tl *traceList) halve() {
+	n := 0
+	for i := 0; i < len(tl.pts); i += 2 {
+		p := tl.pts[i]
+		if i+1 < len(tl.pts) {
+			q := tl.pts[i+1]
+			p.a, p.r = max(p.a, q.a), max(p.r, q.r)
+		}
+		tl.pts[n] = p
+		n++
+	}
+	tl.pts = tl.pts[:n]
+	tl.merged++
+}
