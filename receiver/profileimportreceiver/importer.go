@@ -1,11 +1,9 @@
 package profileimportreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver"
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -263,7 +261,7 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		return
 	}
 	start := time.Now()
-	if isSnapshot(path) {
+	if snapshot.IsSnapshotFile(path) {
 		im.importSnapshot(ctx, path, key, start)
 		return
 	}
@@ -324,35 +322,6 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		zap.Int("spans", spans), zap.Int("memory_points", res.Metrics.DataPointCount()),
 		zap.Int("leak_suspects", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
 	im.afterImport(path)
-}
-
-// isSnapshot tells a CUDA memory snapshot (torch.cuda.memory._dump_snapshot:
-// a pickle, or the same structure as JSON) from a Kineto trace: by
-// extension for pickles, by the first bytes of the document for JSON.
-func isSnapshot(path string) bool {
-	lower := strings.ToLower(path)
-	for _, ext := range []string{".pickle", ".pkl", ".pickle.gz", ".pkl.gz"} {
-		if strings.HasSuffix(lower, ext) {
-			return true
-		}
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(lower, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return false
-		}
-		defer gz.Close()
-		r = gz
-	}
-	prefix := make([]byte, 4096)
-	n, _ := io.ReadFull(r, prefix)
-	return snapshot.IsSnapshotJSON(prefix[:n])
 }
 
 // importSnapshot imports a CUDA memory snapshot: outstanding memory per

@@ -44,6 +44,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/snapshot"
 )
 
 // Exit codes (see the package documentation).
@@ -193,6 +195,20 @@ func runSummary(args []string, stdout, stderr io.Writer) int {
 	}
 	if *top < 0 {
 		return usageError(stderr, fs, "--top must be >= 0")
+	}
+	if snapshot.IsSnapshotFile(pos[0]) {
+		ss, err := summarizeSnapshot(pos[0], *top)
+		if err != nil {
+			return fail(stderr, "summary", err)
+		}
+		if *asJSON {
+			if err := writeJSON(stdout, ss); err != nil {
+				return fail(stderr, "summary", err)
+			}
+			return ExitOK
+		}
+		writeSnapshotSummary(stdout, ss, style{ansi: isTerminal(stdout)})
+		return ExitOK
 	}
 	a, err := analyze(pos[0], newProgress(stderr))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -218,4 +219,35 @@ func interpret(s *store, top value, name string) (*analysis, error) {
 		}
 	}
 	return a, nil
+}
+
+// IsSnapshotFile tells a CUDA memory snapshot (torch.cuda.memory.
+// _dump_snapshot: a pickle, or the same structure as JSON) from a Kineto
+// trace: by extension for pickles, by the first bytes of the document for
+// JSON (gzip or not).
+func IsSnapshotFile(path string) bool {
+	lower := strings.ToLower(path)
+	for _, ext := range []string{".pickle", ".pkl", ".pickle.gz", ".pkl.gz"} {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return false
+		}
+		defer gz.Close()
+		r = gz
+	}
+	prefix := make([]byte, 4096)
+	n, _ := io.ReadFull(r, prefix)
+	return IsSnapshotJSON(prefix[:n])
 }
