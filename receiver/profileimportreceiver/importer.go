@@ -21,6 +21,7 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/ratelimit"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/nsys"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/snapshot"
 )
@@ -143,7 +144,7 @@ func (im *importer) candidates() []string {
 // memory snapshots (pickle or JSON) — and skips the rest, such as the
 // `<name>.tmp` Kineto writes first and renames when done.
 func isTraceFile(path string) bool {
-	for _, ext := range []string{".json", ".json.gz", ".pickle", ".pkl", ".pickle.gz", ".pkl.gz"} {
+	for _, ext := range []string{".json", ".json.gz", ".pickle", ".pkl", ".pickle.gz", ".pkl.gz", ".sqlite"} {
 		if strings.HasSuffix(path, ext) {
 			return true
 		}
@@ -265,6 +266,10 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		im.importSnapshot(ctx, path, key, start)
 		return
 	}
+	if isNsysExport(path) {
+		im.importNsys(ctx, path, key, start)
+		return
+	}
 	b := profile.NewBuilder(profile.Options{
 		MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
 		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
@@ -353,6 +358,60 @@ func (im *importer) importSnapshot(ctx context.Context, path, key string, start 
 	im.logger.Info("memory snapshot imported", zap.String("file", path), zap.Int64("segments", res.Summary.Segments),
 		zap.Int64("outstanding_bytes", res.Summary.OutstandingBytes), zap.Int("memory_points", res.Metrics.DataPointCount()),
 		zap.Int("log_records", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
+	im.afterImport(path)
+}
+
+// isNsysExport recognises an Nsight Systems SQLite export by its header.
+func isNsysExport(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	prefix := make([]byte, 16)
+	n, _ := f.Read(prefix)
+	return nsys.IsNsysSQLite(prefix[:n])
+}
+
+// importNsys imports an Nsight Systems export: spans (NVTX ranges, CUDA
+// runtime calls, kernels, memcpy/memset) go downstream in batches, then the
+// memory metrics and leak suspects. Same rule as traces: a file that cannot
+// be read emits nothing; a refusal by the pipeline is retried.
+func (im *importer) importNsys(ctx context.Context, path, key string, start time.Time) {
+	im.mu.Lock()
+	traces, metrics, logs := im.traces, im.metrics, im.logs
+	im.mu.Unlock()
+	var consumeErr error
+	res, err := nsys.ImportFile(path, nsys.Options{SpanBudget: im.cfg.SpanBudget, LeakSuspects: im.cfg.LeakSuspects,
+		MinLeakBytes: im.cfg.MinLeakBytes}, spanBatchSize, func(td ptrace.Traces) error {
+		if traces == nil || td.SpanCount() == 0 {
+			return nil
+		}
+		consumeErr = traces.ConsumeTraces(ctx, td)
+		return consumeErr
+	})
+	if err != nil && consumeErr == nil {
+		im.fail(ctx, path, key, err)
+		return
+	}
+	var errs []error
+	if consumeErr == nil {
+		if metrics != nil && res.Metrics.DataPointCount() > 0 {
+			errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
+		}
+		if logs != nil && res.Logs.LogRecordCount() > 0 {
+			errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
+		}
+	}
+	if err := errors.Join(append(errs, consumeErr)...); err != nil {
+		im.logger.Warn("the pipeline refused an imported Nsight export; it will be retried", zap.String("file", path), zap.Error(err))
+		return
+	}
+	im.remember(ctx, key, "imported")
+	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
+	im.logger.Info("Nsight Systems export imported", zap.String("file", path), zap.Int64("spans", res.Summary.Spans),
+		zap.Int64("kernels", res.Summary.Kernels), zap.Int("memory_points", res.Metrics.DataPointCount()),
+		zap.Int("leak_suspects", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
 	im.afterImport(path)
 }
 

@@ -420,3 +420,42 @@ func TestImportsMemorySnapshots(t *testing.T) {
 		t.Fatalf("llm.profile.memory.outstanding in %d of 2 snapshots", outstanding)
 	}
 }
+
+// TestImportsNsightExports: an Nsight Systems SQLite export in the watched
+// directory becomes spans (kernels under their CUDA launches under NVTX
+// ranges) and memory metrics, like a Kineto trace.
+func TestImportsNsightExports(t *testing.T) {
+	dir := t.TempDir()
+	r := start(t, dir, nil, func(c *Config) {
+		c.Include = append(c.Include, filepath.Join(dir, "*.sqlite"))
+	})
+	data, err := os.ReadFile(filepath.Join("internal", "nsys", "testdata", "recent.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAtomically(t, filepath.Join(dir, "report.sqlite"), data)
+	waitFor(t, "the export's spans and metrics", func() bool {
+		return len(r.traces.AllTraces()) > 0 && len(r.metrics.AllMetrics()) > 0
+	})
+	kinds := map[string]int{}
+	withParent := 0
+	for _, td := range r.traces.AllTraces() {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				spans := sss.At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					v, _ := spans.At(k).Attributes().Get("llm.profile.category")
+					kinds[v.Str()]++
+					if !spans.At(k).ParentSpanID().IsEmpty() {
+						withParent++
+					}
+				}
+			}
+		}
+	}
+	if len(kinds) < 3 || withParent == 0 {
+		t.Fatalf("span categories %v, %d with a parent", kinds, withParent)
+	}
+}
