@@ -160,6 +160,9 @@ type analysis struct {
 // of a module must count all of its kernels) and collects the figures of
 // the summary from the spans, metrics and logs the builder emits.
 func analyze(path string, prog *progress) (*analysis, error) {
+	if isNsys(path) {
+		return analyzeNsys(path, prog)
+	}
 	opts := profile.DefaultOptions()
 	opts.SpanBudget = math.MaxInt32
 	defer prog.stop()
