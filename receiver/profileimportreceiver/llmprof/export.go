@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -16,7 +18,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/encoding/gzip" // registers the gzip compressor used below
 
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/nsys"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/snapshot"
 )
 
 // exportError is a failure to deliver to the endpoint (exit code 3), as
@@ -49,10 +53,46 @@ func dialTarget(endpoint string) (string, bool) {
 // spans (in the receiver's batches), metrics and logs over OTLP/gRPC. The
 // file is parsed to its end before anything is sent: a broken file sends
 // nothing, as in the receiver.
+// source produces a file's signals: spans handed to emit in batches, then
+// the metrics and logs. Errors it returns are the file's.
+type source func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, error)
+
+// openSource prepares the import of any file the receiver reads: a Kineto
+// trace (parsed here, spans built when sending), an Nsight Systems export,
+// or a CUDA memory snapshot (metrics and logs only).
+func openSource(path string, prog *progress) (source, error) {
+	switch {
+	case snapshot.IsSnapshotFile(path):
+		res, err := snapshot.ImportFile(path, snapshot.Options{})
+		if err != nil {
+			return nil, &importError{err}
+		}
+		return func(func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, error) {
+			return res.Metrics, res.Logs, nil
+		}, nil
+	case isNsys(path):
+		return func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, error) {
+			res, err := nsys.ImportFile(path, nsys.Options{}, spanBatchSize, emit)
+			return res.Metrics, res.Logs, err
+		}, nil
+	}
+	b, md, err := parse(path, profile.DefaultOptions(), prog)
+	if err != nil {
+		return nil, err
+	}
+	return func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, error) {
+		res, err := b.FinishBatches(md, path, spanBatchSize, emit)
+		if err != nil {
+			return res.Metrics, res.Logs, fmt.Errorf("%s: %w", path, err)
+		}
+		return res.Metrics, res.Logs, nil
+	}, nil
+}
+
 func export(ctx context.Context, path, endpoint string, plaintext bool, timeout time.Duration, prog *progress) (exportResult, error) {
 	var out exportResult
 	defer prog.stop()
-	b, md, err := parse(path, profile.DefaultOptions(), prog)
+	src, err := openSource(path, prog)
 	if err != nil {
 		return out, err
 	}
@@ -76,7 +116,7 @@ func export(ctx context.Context, path, endpoint string, plaintext bool, timeout 
 
 	traces := ptraceotlp.NewGRPCClient(cc)
 	var sendErr error
-	res, err := b.FinishBatches(md, path, spanBatchSize, func(td ptrace.Traces) error {
+	metrics, logs, err := src(func(td ptrace.Traces) error {
 		n := td.SpanCount()
 		resp, err := traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(td))
 		if err != nil {
@@ -95,10 +135,10 @@ func export(ctx context.Context, path, endpoint string, plaintext bool, timeout 
 		return out, &exportError{sendErr}
 	}
 	if err != nil {
-		return out, &importError{fmt.Errorf("%s: %w", path, err)}
+		return out, &importError{err}
 	}
-	if n := res.Metrics.DataPointCount(); n > 0 {
-		resp, err := pmetricotlp.NewGRPCClient(cc).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(res.Metrics))
+	if n := metrics.DataPointCount(); n > 0 {
+		resp, err := pmetricotlp.NewGRPCClient(cc).Export(ctx, pmetricotlp.NewExportRequestFromMetrics(metrics))
 		if err != nil {
 			return out, &exportError{fmt.Errorf("%s: sending metrics: %w", endpoint, err)}
 		}
@@ -107,8 +147,8 @@ func export(ctx context.Context, path, endpoint string, plaintext bool, timeout 
 		}
 		out.DataPoints = n
 	}
-	if n := res.Logs.LogRecordCount(); n > 0 {
-		resp, err := plogotlp.NewGRPCClient(cc).Export(ctx, plogotlp.NewExportRequestFromLogs(res.Logs))
+	if n := logs.LogRecordCount(); n > 0 {
+		resp, err := plogotlp.NewGRPCClient(cc).Export(ctx, plogotlp.NewExportRequestFromLogs(logs))
 		if err != nil {
 			return out, &exportError{fmt.Errorf("%s: sending logs: %w", endpoint, err)}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -288,5 +289,40 @@ func TestExportBatches(t *testing.T) {
 	}
 	if total != want || len(s.traces) != (want+spanBatchSize-1)/spanBatchSize {
 		t.Errorf("%d spans in %d batches, want %d", total, len(s.traces), want)
+	}
+}
+
+// TestExportSnapshotAndNsight: export sends what the receiver emits for a
+// CUDA memory snapshot (metrics and logs, no spans) and for an Nsight
+// Systems export (spans in batches, then metrics and logs).
+func TestExportSnapshotAndNsight(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		wantSpans bool
+	}{
+		{filepath.Join("..", "internal", "snapshot", "testdata", "snapshot_p4.pickle"), false},
+		{filepath.Join("..", "internal", "nsys", "testdata", "recent.sqlite"), true},
+	} {
+		s := &sink{}
+		addr := startSink(t, s)
+		code, out, errOut := run(t, "export", c.file, "--otlp", addr, "--insecure", "--timeout", "20s")
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", c.file, code, errOut)
+		}
+		s.mu.Lock()
+		var spans, points, records int
+		for _, td := range s.traces {
+			spans += td.SpanCount()
+		}
+		for _, md := range s.metrics {
+			points += md.DataPointCount()
+		}
+		for _, ld := range s.logs {
+			records += ld.LogRecordCount()
+		}
+		s.mu.Unlock()
+		if (spans > 0) != c.wantSpans || points == 0 || records == 0 {
+			t.Fatalf("%s: received %d spans, %d points, %d log records (%s)", c.file, spans, points, records, out)
+		}
 	}
 }
