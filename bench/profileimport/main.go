@@ -36,8 +36,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/llmops-otel/otelcol-llmops/bench/internal/benchutil"
 )
@@ -120,23 +118,23 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 	if err := os.WriteFile(empty, []byte(`{"traceEvents": []}`), 0o644); err != nil {
 		return err
 	}
-	pyFloor, err := measure(runs, "python3", "-c", pythonLoad, empty)
+	pyFloor, err := benchutil.Measure(runs, "python3", "-c", pythonLoad, empty)
 	if err != nil {
 		return fmt.Errorf("python on an empty trace: %w", err)
 	}
-	ourFloor, err := measure(runs, parser, "-import", empty)
+	ourFloor, err := benchutil.Measure(runs, parser, "-import", empty)
 	if err != nil {
 		return fmt.Errorf("ours on an empty trace: %w", err)
 	}
 
 	rssMethod := "ru_maxrss of the child (getrusage)"
-	if timeV() != "" {
+	if benchutil.TimeV() != "" {
 		rssMethod = "/usr/bin/time -v"
 	}
 	fmt.Printf("Kineto traces: Python json.load vs the kineto streaming parser alone (first table) and vs the full import\n")
 	fmt.Printf("(second table, where the targets apply). Both run as child processes; wall time includes process start;\n")
 	fmt.Printf("peak RSS by %s; fastest of %d run(s), largest RSS. Process floor (RSS on an empty trace):\n", rssMethod, runs)
-	fmt.Printf("python %.1f MB, ours %.1f MB. Targets: ≥4× Python's MB/s, peak RSS above the floor ≤ 1× the file size.\n", float64(pyFloor.rssKB)/1024, float64(ourFloor.rssKB)/1024)
+	fmt.Printf("python %.1f MB, ours %.1f MB. Targets: ≥4× Python's MB/s, peak RSS above the floor ≤ 1× the file size.\n", float64(pyFloor.RSSKB)/1024, float64(ourFloor.RSSKB)/1024)
 	fmt.Printf("python: python3 -c '%s' FILE\nours:   kinetoparse FILE (kineto.ParseFile, counting events by phase and category, summing [memory] bytes)\n\n", pythonLoad)
 	fmt.Printf("%-44s %9s | %8s %8s %9s | %8s %8s %9s %9s | %7s %8s\n",
 		"file", "MB", "py s", "py MB/s", "py RSS", "ours s", "MB/s", "RSS", "events", "speedup", "RSS/size")
@@ -148,26 +146,26 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 			return err
 		}
 		mb := float64(st.Size()) / 1e6
-		py, err := measure(runs, "python3", "-c", pythonLoad, f)
+		py, err := benchutil.Measure(runs, "python3", "-c", pythonLoad, f)
 		if err != nil {
 			return fmt.Errorf("python on %s: %w", f, err)
 		}
-		ours, err := measure(runs, parser, f)
+		ours, err := benchutil.Measure(runs, parser, f)
 		if err != nil {
 			return fmt.Errorf("ours on %s: %w", f, err)
 		}
 		var s summary
-		if err := json.Unmarshal(ours.stdout, &s); err != nil {
-			return fmt.Errorf("child output %q: %w", ours.stdout, err)
+		if err := json.Unmarshal(ours.Stdout, &s); err != nil {
+			return fmt.Errorf("child output %q: %w", ours.Stdout, err)
 		}
-		imp, err := measure(runs, parser, "-import", f)
+		imp, err := benchutil.Measure(runs, parser, "-import", f)
 		if err != nil {
 			return fmt.Errorf("full import of %s: %w", f, err)
 		}
 		var is summary
-		_ = json.Unmarshal(imp.stdout, &is)
-		impSpeedup := py.wall.Seconds() / imp.wall.Seconds()
-		netKB := max(imp.rssKB-ourFloor.rssKB, 0)
+		_ = json.Unmarshal(imp.Stdout, &is)
+		impSpeedup := py.Wall.Seconds() / imp.Wall.Seconds()
+		netKB := max(imp.RSSKB-ourFloor.RSSKB, 0)
 		netRatio := float64(netKB*1024) / float64(st.Size())
 		v1, v2 := "≥4× met", "RSS≤1× met"
 		if impSpeedup < 4 {
@@ -177,13 +175,13 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 			v2, allMet = "RSS≤1× MISSED", false
 		}
 		importRows = append(importRows, fmt.Sprintf("%-44s %9.1f | %8.3f %8.1f %8.1fM %8.1fM | %6.1f× %8.3f %8.3f | %s, %s | %d spans, %d memory points, %d leak suspects",
-			filepath.Base(f), mb, imp.wall.Seconds(), mb/imp.wall.Seconds(), float64(imp.rssKB)/1024, float64(netKB)/1024,
-			impSpeedup, float64(imp.rssKB*1024)/float64(st.Size()), netRatio, v1, v2, is.Spans, is.MemoryPoints, is.LeakSuspects))
+			filepath.Base(f), mb, imp.Wall.Seconds(), mb/imp.Wall.Seconds(), float64(imp.RSSKB)/1024, float64(netKB)/1024,
+			impSpeedup, float64(imp.RSSKB*1024)/float64(st.Size()), netRatio, v1, v2, is.Spans, is.MemoryPoints, is.LeakSuspects))
 		fmt.Printf("%-44s %9.1f | %8.2f %8.1f %8.0fM | %8.3f %8.1f %8.1fM %9d | %6.1f× %8.3f\n",
 			filepath.Base(f), mb,
-			py.wall.Seconds(), mb/py.wall.Seconds(), float64(py.rssKB)/1024,
-			ours.wall.Seconds(), mb/ours.wall.Seconds(), float64(ours.rssKB)/1024, s.Events,
-			py.wall.Seconds()/ours.wall.Seconds(), float64(ours.rssKB*1024)/float64(st.Size()))
+			py.Wall.Seconds(), mb/py.Wall.Seconds(), float64(py.RSSKB)/1024,
+			ours.Wall.Seconds(), mb/ours.Wall.Seconds(), float64(ours.RSSKB)/1024, s.Events,
+			py.Wall.Seconds()/ours.Wall.Seconds(), float64(ours.RSSKB*1024)/float64(st.Size()))
 	}
 	fmt.Println()
 	fmt.Println("Full import (kinetoparse -import: parse + span tree + memory attribution + leak suspects, as the receiver does),")
@@ -199,66 +197,6 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 		fmt.Println("full import: some targets MISSED")
 	}
 	return nil
-}
-
-type measured struct {
-	wall   time.Duration
-	rssKB  int64
-	stdout []byte
-}
-
-func timeV() string {
-	if _, err := os.Stat("/usr/bin/time"); err == nil {
-		return "/usr/bin/time"
-	}
-	return ""
-}
-
-var maxRSSLine = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
-
-// measure runs the command runs times and keeps the fastest run's wall time
-// and the largest peak RSS seen.
-func measure(runs int, name string, args ...string) (measured, error) {
-	var best measured
-	for i := 0; i < max(runs, 1); i++ {
-		var cmd *exec.Cmd
-		tv := timeV()
-		if tv != "" {
-			cmd = exec.Command(tv, append([]string{"-v", name}, args...)...)
-		} else {
-			cmd = exec.Command(name, args...)
-		}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		start := time.Now()
-		err := cmd.Run()
-		wall := time.Since(start)
-		if err != nil {
-			return best, fmt.Errorf("%v: %s", err, tail(stderr.String()))
-		}
-		var rss int64
-		if tv != "" {
-			m := maxRSSLine.FindStringSubmatch(stderr.String())
-			if m == nil {
-				return best, fmt.Errorf("no maximum RSS in /usr/bin/time output: %s", tail(stderr.String()))
-			}
-			rss, _ = strconv.ParseInt(m[1], 10, 64)
-		} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = int64(ru.Maxrss) // KB on Linux
-		}
-		if i == 0 || wall < best.wall {
-			best.wall, best.stdout = wall, stdout.Bytes()
-		}
-		best.rssKB = max(best.rssKB, rss)
-	}
-	return best, nil
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return "..." + s[len(s)-2000:]
-	}
-	return s
 }
 
 func gunzipOnce(gz, out string) error {

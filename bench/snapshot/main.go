@@ -15,17 +15,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"syscall"
-	"time"
 
 	"github.com/llmops-otel/otelcol-llmops/bench/internal/benchutil"
 )
@@ -91,20 +87,20 @@ func run(sizeMB, runs int, dir string) error {
 	}
 	mb := float64(st.Size()) / 1e6
 
-	py, err := measure(runs, "python3", "-c", pythonLoad, file)
+	py, err := benchutil.Measure(runs, "python3", "-c", pythonLoad, file)
 	if err != nil {
 		return fmt.Errorf("python: %w", err)
 	}
-	ours, err := measure(runs, importer, file)
+	ours, err := benchutil.Measure(runs, importer, file)
 	if err != nil {
 		return fmt.Errorf("ours: %w", err)
 	}
 	var s summary
-	if err := json.Unmarshal(ours.stdout, &s); err != nil {
-		return fmt.Errorf("snapshotimport output %q: %w", ours.stdout, err)
+	if err := json.Unmarshal(ours.Stdout, &s); err != nil {
+		return fmt.Errorf("snapshotimport output %q: %w", ours.Stdout, err)
 	}
 	rssMethod := "ru_maxrss of the child (getrusage)"
-	if timeV() != "" {
+	if benchutil.TimeV() != "" {
 		rssMethod = "/usr/bin/time -v"
 	}
 	fmt.Printf("CUDA memory snapshot (%s, %.1f MB, protocol 2 as PyTorch writes it; %d trace entries, %d segments, %d blocks)\n",
@@ -114,13 +110,13 @@ func run(sizeMB, runs int, dir string) error {
 	fmt.Printf("%-8s %8s %8s %10s %9s\n", "side", "s", "MB/s", "peak RSS", "RSS/size")
 	for _, r := range []struct {
 		name string
-		m    measured
+		m    benchutil.Measured
 	}{{"python", py}, {"ours", ours}} {
-		fmt.Printf("%-8s %8.3f %8.1f %9.1fM %9.2f\n", r.name, r.m.wall.Seconds(), mb/r.m.wall.Seconds(),
-			float64(r.m.rssKB)/1024, float64(r.m.rssKB*1024)/float64(st.Size()))
+		fmt.Printf("%-8s %8.3f %8.1f %9.1fM %9.2f\n", r.name, r.m.Wall.Seconds(), mb/r.m.Wall.Seconds(),
+			float64(r.m.RSSKB)/1024, float64(r.m.RSSKB*1024)/float64(st.Size()))
 	}
-	speedup := py.wall.Seconds() / ours.wall.Seconds()
-	ratio := float64(ours.rssKB*1024) / float64(st.Size())
+	speedup := py.Wall.Seconds() / ours.Wall.Seconds()
+	ratio := float64(ours.RSSKB*1024) / float64(st.Size())
 	fmt.Printf("\nspeedup (python s / ours s): %.2f×; ours peak RSS / file size: %.2f (%d leak suspects, %d OOM, %d metric points)\n",
 		speedup, ratio, s.LeakSuspects, s.OOMs, s.MetricPoints)
 	v1, v2 := "met", "met"
@@ -132,61 +128,4 @@ func run(sizeMB, runs int, dir string) error {
 	}
 	fmt.Printf("targets: no slower than pickle.load: %s; peak RSS < 2× file size: %s\n", v1, v2)
 	return nil
-}
-
-type measured struct {
-	wall   time.Duration
-	rssKB  int64
-	stdout []byte
-}
-
-func timeV() string {
-	if _, err := os.Stat("/usr/bin/time"); err == nil {
-		return "/usr/bin/time"
-	}
-	return ""
-}
-
-var maxRSSLine = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
-
-// measure runs the command runs times and keeps the fastest wall time and
-// the largest peak RSS.
-func measure(runs int, name string, args ...string) (measured, error) {
-	var best measured
-	for i := 0; i < max(runs, 1); i++ {
-		var cmd *exec.Cmd
-		tv := timeV()
-		if tv != "" {
-			cmd = exec.Command(tv, append([]string{"-v", name}, args...)...)
-		} else {
-			cmd = exec.Command(name, args...)
-		}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		start := time.Now()
-		err := cmd.Run()
-		wall := time.Since(start)
-		if err != nil {
-			s := stderr.String()
-			if len(s) > 2000 {
-				s = "..." + s[len(s)-2000:]
-			}
-			return best, fmt.Errorf("%v: %s", err, s)
-		}
-		var rss int64
-		if tv != "" {
-			m := maxRSSLine.FindStringSubmatch(stderr.String())
-			if m == nil {
-				return best, fmt.Errorf("no maximum RSS in /usr/bin/time output")
-			}
-			rss, _ = strconv.ParseInt(m[1], 10, 64)
-		} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = int64(ru.Maxrss) // KB on Linux
-		}
-		if i == 0 || wall < best.wall {
-			best.wall, best.stdout = wall, stdout.Bytes()
-		}
-		best.rssKB = max(best.rssKB, rss)
-	}
-	return best, nil
 }

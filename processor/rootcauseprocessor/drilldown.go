@@ -98,16 +98,8 @@ func (d *drilldown) ingestOutstanding(res pcommon.Map, m pmetric.Metric) {
 	if v, ok := res.Get(spec.AttrProfileFile); ok {
 		file = v.Str()
 	}
-	var dps pmetric.NumberDataPointSlice
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		dps = m.Gauge().DataPoints()
-	case pmetric.MetricTypeSum:
-		dps = m.Sum().DataPoints()
-	default:
-		return
-	}
-	if dps.Len() == 0 {
+	dps, ok := numberPoints(m)
+	if !ok || dps.Len() == 0 {
 		return
 	}
 	p := d.profile(pid, file, nowNanos())

@@ -158,13 +158,8 @@ func (e *engine) ingestMetrics(md pmetric.Metrics) {
 
 // eachNumber calls fn for every number point of a gauge or sum.
 func (e *engine) eachNumber(m pmetric.Metric, fn func(t int64, v float64, a pcommon.Map)) {
-	var dps pmetric.NumberDataPointSlice
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		dps = m.Gauge().DataPoints()
-	case pmetric.MetricTypeSum:
-		dps = m.Sum().DataPoints()
-	default:
+	dps, ok := numberPoints(m)
+	if !ok {
 		return
 	}
 	for i := 0; i < dps.Len(); i++ {

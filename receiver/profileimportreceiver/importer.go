@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
@@ -264,37 +266,15 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		return
 	}
 	start := time.Now()
-	if snapshot.IsSnapshotFile(path) {
-		im.importSnapshot(ctx, path, key, start)
-		return
-	}
-	if isNsysExport(path) {
-		im.importNsys(ctx, path, key, start)
-		return
-	}
-	b := profile.NewBuilder(profile.Options{
-		MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
-		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
-	})
-	// The builder runs beside the parser (two cores per import) rather than
-	// in turns with it.
-	pipe := kineto.NewPipeline(b)
-	md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize}, pipe)
-	if cerr := pipe.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("%s: %w", path, cerr)
-	}
-	if err != nil {
-		im.fail(ctx, path, key, err)
-		return
-	}
+	kind, produce := im.producerFor(path)
 	im.mu.Lock()
 	traces, metrics, logs := im.traces, im.metrics, im.logs
 	im.mu.Unlock()
 	// Spans go downstream in batches as they are built, so that the whole
-	// trace is never held at once; metrics and logs follow the last batch.
+	// profile is never held at once; metrics and logs follow the last batch.
 	spans := 0
 	var consumeErr error
-	res, err := b.FinishBatches(md, path, spanBatchSize, func(td ptrace.Traces) error {
+	md, ld, fields, err := produce(func(td ptrace.Traces) error {
 		spans += td.SpanCount()
 		if traces == nil || td.SpanCount() == 0 {
 			return nil
@@ -308,11 +288,11 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 	}
 	var errs []error
 	if consumeErr == nil {
-		if metrics != nil && res.Metrics.DataPointCount() > 0 {
-			errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
+		if metrics != nil && md.DataPointCount() > 0 {
+			errs = append(errs, metrics.ConsumeMetrics(ctx, md))
 		}
-		if logs != nil && res.Logs.LogRecordCount() > 0 {
-			errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
+		if logs != nil && ld.LogRecordCount() > 0 {
+			errs = append(errs, logs.ConsumeLogs(ctx, ld))
 		}
 	}
 	if err := errors.Join(append(errs, consumeErr)...); err != nil {
@@ -320,101 +300,58 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		// on a later poll rather than losing the profile. A refused span
 		// batch stops the import there (later batches, metrics and logs
 		// are not sent); batches already sent are sent again on retry.
-		im.logger.Warn("the pipeline refused an imported profile; it will be retried", zap.String("file", path), zap.Error(err))
+		im.logger.Warn("the pipeline refused an imported "+kind+"; it will be retried", zap.String("file", path), zap.Error(err))
 		return
 	}
 	im.remember(ctx, key, "imported")
 	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
-	im.logger.Info("profile imported", zap.String("file", path), zap.Int64("events", md.Events),
-		zap.Int("spans", spans), zap.Int("memory_points", res.Metrics.DataPointCount()),
-		zap.Int("leak_suspects", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
+	im.logger.Info(kind+" imported", append([]zap.Field{zap.String("file", path), zap.Int("spans", spans),
+		zap.Int("memory_points", md.DataPointCount()), zap.Int("log_records", ld.LogRecordCount()),
+		zap.Duration("took", time.Since(start))}, fields...)...)
 	im.afterImport(path)
 }
 
-// importSnapshot imports a CUDA memory snapshot: outstanding memory per
-// allocation site, allocator fragmentation, leak suspects and OOM events.
-// Same rule as traces: all or nothing.
-func (im *importer) importSnapshot(ctx context.Context, path, key string, start time.Time) {
-	res, err := snapshot.ImportFile(path, snapshot.Options{MaxBytes: im.cfg.MaxDecompressedSize,
-		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes})
-	if err != nil {
-		im.fail(ctx, path, key, err)
-		return
-	}
-	im.mu.Lock()
-	metrics, logs := im.metrics, im.logs
-	im.mu.Unlock()
-	var errs []error
-	if metrics != nil && res.Metrics.DataPointCount() > 0 {
-		errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
-	}
-	if logs != nil && res.Logs.LogRecordCount() > 0 {
-		errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
-	}
-	if err := errors.Join(errs...); err != nil {
-		im.logger.Warn("the pipeline refused an imported memory snapshot; it will be retried", zap.String("file", path), zap.Error(err))
-		return
-	}
-	im.remember(ctx, key, "imported")
-	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
-	im.logger.Info("memory snapshot imported", zap.String("file", path), zap.Int64("segments", res.Summary.Segments),
-		zap.Int64("outstanding_bytes", res.Summary.OutstandingBytes), zap.Int("memory_points", res.Metrics.DataPointCount()),
-		zap.Int("log_records", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
-	im.afterImport(path)
-}
+// producer builds one file's signals: spans handed to emit in batches (an
+// error from emit stops it), then the metrics and logs, and what to add to
+// the import's log line. An error it returns is the file's: all or nothing.
+type producer func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error)
 
-// isNsysExport recognises an Nsight Systems SQLite export by its header.
-func isNsysExport(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	prefix := make([]byte, 16)
-	n, _ := f.Read(prefix)
-	return nsys.IsNsysSQLite(prefix[:n])
-}
-
-// importNsys imports an Nsight Systems export: spans (NVTX ranges, CUDA
-// runtime calls, kernels, memcpy/memset) go downstream in batches, then the
-// memory metrics and leak suspects. Same rule as traces: a file that cannot
-// be read emits nothing; a refusal by the pipeline is retried.
-func (im *importer) importNsys(ctx context.Context, path, key string, start time.Time) {
-	im.mu.Lock()
-	traces, metrics, logs := im.traces, im.metrics, im.logs
-	im.mu.Unlock()
-	var consumeErr error
-	res, err := nsys.ImportFile(path, nsys.Options{SpanBudget: im.cfg.SpanBudget, LeakSuspects: im.cfg.LeakSuspects,
-		MinLeakBytes: im.cfg.MinLeakBytes}, spanBatchSize, func(td ptrace.Traces) error {
-		if traces == nil || td.SpanCount() == 0 {
-			return nil
+// producerFor picks the importer of a file: a CUDA memory snapshot (no
+// spans), an Nsight Systems export, or a PyTorch profiler (Kineto) trace.
+func (im *importer) producerFor(path string) (string, producer) {
+	switch {
+	case snapshot.IsSnapshotFile(path):
+		return "memory snapshot", func(func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+			res, err := snapshot.ImportFile(path, snapshot.Options{MaxBytes: im.cfg.MaxDecompressedSize,
+				LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes})
+			return res.Metrics, res.Logs, []zap.Field{zap.Int64("segments", res.Summary.Segments),
+				zap.Int64("outstanding_bytes", res.Summary.OutstandingBytes)}, err
 		}
-		consumeErr = traces.ConsumeTraces(ctx, td)
-		return consumeErr
-	})
-	if err != nil && consumeErr == nil {
-		im.fail(ctx, path, key, err)
-		return
-	}
-	var errs []error
-	if consumeErr == nil {
-		if metrics != nil && res.Metrics.DataPointCount() > 0 {
-			errs = append(errs, metrics.ConsumeMetrics(ctx, res.Metrics))
-		}
-		if logs != nil && res.Logs.LogRecordCount() > 0 {
-			errs = append(errs, logs.ConsumeLogs(ctx, res.Logs))
+	case nsys.IsNsysFile(path):
+		return "Nsight Systems export", func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+			res, err := nsys.ImportFile(path, nsys.Options{SpanBudget: im.cfg.SpanBudget, LeakSuspects: im.cfg.LeakSuspects,
+				MinLeakBytes: im.cfg.MinLeakBytes}, spanBatchSize, emit)
+			return res.Metrics, res.Logs, []zap.Field{zap.Int64("kernels", res.Summary.Kernels)}, err
 		}
 	}
-	if err := errors.Join(append(errs, consumeErr)...); err != nil {
-		im.logger.Warn("the pipeline refused an imported Nsight export; it will be retried", zap.String("file", path), zap.Error(err))
-		return
+	return "profile", func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+		b := profile.NewBuilder(profile.Options{
+			MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
+			LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
+		})
+		// The builder runs beside the parser (two cores per import) rather
+		// than in turns with it.
+		pipe := kineto.NewPipeline(b)
+		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize}, pipe)
+		if cerr := pipe.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", path, cerr)
+		}
+		if err != nil {
+			return pmetric.NewMetrics(), plog.NewLogs(), nil, err
+		}
+		res, err := b.FinishBatches(md, path, spanBatchSize, emit)
+		return res.Metrics, res.Logs, []zap.Field{zap.Int64("events", md.Events)}, err
 	}
-	im.remember(ctx, key, "imported")
-	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
-	im.logger.Info("Nsight Systems export imported", zap.String("file", path), zap.Int64("spans", res.Summary.Spans),
-		zap.Int64("kernels", res.Summary.Kernels), zap.Int("memory_points", res.Metrics.DataPointCount()),
-		zap.Int("leak_suspects", res.Logs.LogRecordCount()), zap.Duration("took", time.Since(start)))
-	im.afterImport(path)
 }
 
 func (im *importer) fail(ctx context.Context, path, key string, err error) {

@@ -70,7 +70,7 @@ func openSource(path string, prog *progress) (source, error) {
 		return func(func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, error) {
 			return res.Metrics, res.Logs, nil
 		}, nil
-	case isNsys(path):
+	case nsys.IsNsysFile(path):
 		return func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, error) {
 			res, err := nsys.ImportFile(path, nsys.Options{}, spanBatchSize, emit)
 			return res.Metrics, res.Logs, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
+	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/nsys"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
 )
 
@@ -160,7 +161,7 @@ type analysis struct {
 // of a module must count all of its kernels) and collects the figures of
 // the summary from the spans, metrics and logs the builder emits.
 func analyze(path string, prog *progress) (*analysis, error) {
-	if isNsys(path) {
+	if nsys.IsNsysFile(path) {
 		return analyzeNsys(path, prog)
 	}
 	opts := profile.DefaultOptions()

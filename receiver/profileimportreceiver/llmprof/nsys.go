@@ -2,7 +2,6 @@ package llmprof
 
 import (
 	"math"
-	"os"
 	"sort"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -13,18 +12,6 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/nsys"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
 )
-
-// isNsys recognises an Nsight Systems SQLite export by its header.
-func isNsys(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	prefix := make([]byte, 16)
-	n, _ := f.Read(prefix)
-	return nsys.IsNsysSQLite(prefix[:n])
-}
 
 // analyzeNsys reads an Nsight Systems export into the same analysis as a
 // Kineto trace: its spans (kernels under launches under NVTX ranges, every

@@ -14,7 +14,9 @@ import (
 	"bytes"
 	"database/sql"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -203,4 +205,18 @@ func str(v any, strs map[int64]string) string {
 		return string(x)
 	}
 	return ""
+}
+
+// IsNsysFile reports whether path is an SQLite file (by its header): the
+// receiver and llmprof take such files for Nsight Systems exports, and
+// ImportFile says so clearly when one is not.
+func IsNsysFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	prefix := make([]byte, 16)
+	n, _ := io.ReadFull(f, prefix)
+	return IsNsysSQLite(prefix[:n])
 }
