@@ -318,6 +318,11 @@ func FuzzParse(f *testing.F) {
 		if md.Events != delivered {
 			t.Fatalf("md.Events %d, delivered %d", md.Events, delivered)
 		}
+		// The parallel parser, cutting the input into tiny jobs, gives the
+		// same events, metadata and error.
+		want := parseAll(t, bytes.NewReader(data), Options{})
+		got := parseAll(t, bytes.NewReader(data), tinyParallel(2, 8+len(data)%61, 128))
+		sameOutcome(t, "parallel", want, got)
 		if err != nil {
 			if se, ok := err.(*SyntaxError); ok && (se.Offset < 0 || se.Offset > int64(len(data)) || se.Line < 1) {
 				t.Fatalf("bad error position: %v", se)

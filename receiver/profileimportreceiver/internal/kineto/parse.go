@@ -3,6 +3,7 @@ package kineto
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -18,6 +19,19 @@ type Options struct {
 	// beyond it the parse fails with ErrTooLarge (gzip bombs, 20 GB files).
 	// 0 = no limit.
 	MaxDecompressed int64
+	// Workers > 1 parses the events of traceEvents on that many goroutines
+	// (see parallel.go); the Handler is still called from the goroutine
+	// that called Parse, in file order, and the result is the same as with
+	// one worker (events, Metadata, and the SyntaxError with its offset),
+	// except that after a read error or ErrTooLarge more of the events read
+	// before it may have been delivered. ParseFile uses one worker for
+	// files too small to gain from more (ParallelMinBytes).
+	Workers int
+
+	// Tests shrink the parallel parser's blocks and job overrun (0: the
+	// defaults) to exercise every boundary on small documents.
+	blockSize int
+	overrun   int64
 }
 
 // ErrTooLarge is returned (wrapped) when the stream exceeds
@@ -95,6 +109,12 @@ func ParseFile(path string, opts Options, h Handler) (Metadata, error) {
 	if err != nil {
 		return Metadata{Rank: -1, WorldSize: -1}, fmt.Errorf("%s: %w", path, err)
 	}
+	if opts.Workers > 1 {
+		if st, err := f.Stat(); err == nil {
+			_, gz := r.(*gzip.Reader)
+			opts.Workers = WorkersFor(st.Size(), gz, opts.Workers)
+		}
+	}
 	md, err := Parse(r, opts, h)
 	if err != nil {
 		return md, fmt.Errorf("%s: %w", path, err)
@@ -139,6 +159,11 @@ func Parse(r io.Reader, opts Options, h Handler) (md Metadata, err error) {
 		limit: opts.MaxDecompressed,
 		h:     h,
 		tab:   newStrTab(),
+
+		workers:   opts.Workers,
+		stopAt:    -1,
+		blockSize: cmp.Or(opts.blockSize, defaultBlock),
+		overrun:   cmp.Or(opts.overrun, defaultOverrun),
 	}
 	p.md.Rank, p.md.WorldSize = -1, -1
 	p.ev.Args.Other = make([]KV, 0, MaxOtherArgs)
@@ -188,6 +213,15 @@ type parser struct {
 	md      Metadata
 	tab     *strTab
 	depth   int
+
+	// Parallel parsing of traceEvents (parallel.go): workers > 1 enables
+	// it in the top-level parser; a job's parser stops at stopAt (-1: no
+	// stop) and sets arrayEnded when it consumed the closing ']'.
+	workers    int
+	stopAt     int64
+	arrayEnded bool
+	blockSize  int
+	overrun    int64
 }
 
 // fill reads more input, keeping buf[min(pos, mark, tok):]. It returns
@@ -642,8 +676,24 @@ func (p *parser) events() {
 		p.pos++
 		return
 	}
+	if p.workers > 1 {
+		p.eventsParallel()
+		return
+	}
+	p.eventLoop()
+}
+
+// eventLoop parses the events of traceEvents from an event start to the
+// closing ']', which it consumes. In a parallel job (stopAt >= 0) it also
+// stops, without consuming anything, at the first event start at or past
+// stopAt (see parallel.go).
+func (p *parser) eventLoop() {
 	for {
-		if p.ws("in traceEvents") != '{' {
+		c := p.ws("in traceEvents")
+		if p.stopAt >= 0 && p.base+int64(p.pos) >= p.stopAt {
+			return
+		}
+		if c != '{' {
 			p.failUnexpected("in traceEvents (want an event object)")
 		}
 		p.pos++
@@ -653,12 +703,13 @@ func (p *parser) events() {
 			panic(parseError{err})
 		}
 		// Inline endOfMember for the hot loop.
-		c := p.ws("in traceEvents")
+		c = p.ws("in traceEvents")
 		p.pos++
 		if c == ',' {
 			continue
 		}
 		if c == ']' {
+			p.arrayEnded = true
 			return
 		}
 		p.pos--

@@ -3,5 +3,7 @@
 package kineto
 
 // raceEnabled lets the slowest tests (the 53 MB fixture) stay out of -race
-// runs: the parser is single-goroutine, and the race detector slows it 20×.
+// runs: the race detector slows the parser 20×; the
+// parallel parser's goroutines run under -race on the other fixtures and on
+// the small documents of parallel_test.go.
 const raceEnabled = true

@@ -1,0 +1,491 @@
+package kineto
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// Parallel parsing of traceEvents (Options.Workers > 1).
+//
+// Why: parsing is most of an import's time (about 1.3 µs per Kineto event
+// on one core) and a trace's events are independent objects, so the events
+// array is split between goroutines while the caller's goroutine hands the
+// events to the Handler, in file order.
+//
+// How: the input after the '[' is read in blocks into a stream that every
+// goroutine reads through. In each block a likely event start is guessed
+// (a '{' whose preceding non-space bytes in the block are ',' and '}'). A
+// job parses events from one guess up to the first event start at or past
+// the next guess, on a worker goroutine with a parser of its own. A guess
+// can be wrong (the same bytes may sit inside a string or in an array of
+// objects), so results are taken strictly in file order and a job's result
+// is used only if the job started exactly where the previous used job
+// stopped, the first job starting where the sequential parser stands. A
+// job that does not is parsed again from there. Every used job therefore
+// started at a position the sequential parser reaches, and parsed what the
+// sequential parser would have parsed: the same events, the same
+// Metadata, the same SyntaxError (offset and line) where the input is
+// malformed. At the closing ']' the top-level parser takes over the stream
+// where the last job stopped.
+//
+// Memory stays bounded: at most Workers+2 jobs are in flight, each holding
+// about a block of events; a job may read at most 4 MB (the overrun) past
+// its stop position: one event larger than that, or a stretch with no
+// guess at all, sends the rest of the array to the sequential parser.
+
+const (
+	// defaultBlock is the unit of reading and of work (about 250
+	// Kineto events); Options.blockSize overrides it in tests.
+	defaultBlock = 64 << 10
+	// defaultOverrun bounds what a job reads past its stop position (or
+	// its start when it has none); Options.overrun overrides it in tests.
+	defaultOverrun = 4 << 20
+	// ParallelMinBytes is the (estimated decompressed) file size below
+	// which ParseFile parses on one goroutine whatever Options.Workers
+	// says: the whole parse takes a few milliseconds there, and the
+	// blocks and job results in flight would outweigh the file.
+	ParallelMinBytes = 4 << 20
+)
+
+// WorkersFor returns how many workers to parse a file of size bytes on disk
+// with: want, or 1 when its decompressed size (estimated: 8× a gzipped
+// file) is below ParallelMinBytes.
+func WorkersFor(size int64, gzipped bool, want int) int {
+	if gzipped {
+		size *= 8
+	}
+	if size < ParallelMinBytes {
+		return 1
+	}
+	return want
+}
+
+// testHookParallel, when set (tests only), receives how many jobs a
+// parallel parse used, how many stretches it parsed again after a wrong
+// guess, and whether it fell back to the sequential parser.
+var testHookParallel func(used, reparsed int, fellBack bool)
+
+var (
+	errJobOverrun   = errors.New("kineto: a parallel job read too far past its end")
+	errJobCancelled = errors.New("kineto: parallel job cancelled")
+)
+
+// block is a piece of the stream.
+type block struct {
+	data  []byte
+	off   int64 // stream offset of data[0]
+	lines int   // newlines in the stream before data[0]
+	next  *block
+}
+
+// stream reads the underlying reader in blocks, on demand, for all the
+// goroutines of one parallel parse; blocks no reader or job refers to any
+// more are garbage.
+type stream struct {
+	mu   sync.Mutex
+	r    io.Reader
+	tail *block
+	err  error // after the last block: io.EOF or the read error
+	// left is how many more bytes may be read (-1: no limit): one more
+	// than Options.MaxDecompressed allows, so that a parser reading it
+	// fails with ErrTooLarge exactly as the sequential one does.
+	left      int64
+	blockSize int
+	cancelled atomic.Bool
+	// spare holds the buffers of blocks nothing reads any more (see
+	// recycle): reused, the stream allocates a few blocks instead of the
+	// whole input.
+	spare [][]byte
+}
+
+// recycle takes back the buffers of the blocks from b up to (not
+// including) until. The caller guarantees that no job or reader will read
+// them: they lie before the position the sequential parser has reached,
+// and every job in flight starts after it.
+func (s *stream) recycle(b, until *block) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ; b != nil && b != until; b = b.next {
+		if cap(b.data) == s.blockSize {
+			s.spare = append(s.spare, b.data[:s.blockSize])
+		}
+		b.data = nil
+	}
+}
+
+// next returns the block after b, reading it when b is the last one read,
+// or nil and the stream's terminal error (io.EOF at the end).
+func (s *stream) next(b *block) (*block, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.next == nil && s.err == nil {
+		s.readBlock()
+	}
+	if b.next != nil {
+		return b.next, nil
+	}
+	return nil, s.err
+}
+
+// readBlock appends one block to the tail (mu held).
+func (s *stream) readBlock() {
+	size := s.blockSize
+	if s.left >= 0 && int64(size) > s.left {
+		size = int(s.left)
+	}
+	if size == 0 {
+		s.err = io.EOF
+		return
+	}
+	var buf []byte
+	if n := len(s.spare); n > 0 && size == s.blockSize {
+		buf, s.spare = s.spare[n-1], s.spare[:n-1]
+	} else {
+		buf = make([]byte, size)
+	}
+	n, err := io.ReadFull(s.r, buf)
+	if n > 0 {
+		t := s.tail
+		nb := &block{data: buf[:n], off: t.off + int64(len(t.data)), lines: t.lines + bytes.Count(t.data, nl)}
+		t.next, s.tail = nb, nb
+		if s.left >= 0 {
+			s.left -= int64(n)
+		}
+	}
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	s.err = err
+}
+
+// locate returns the block holding stream offset off (>= b.off, already
+// read) and the index in it.
+func (s *stream) locate(b *block, off int64) (*block, int) {
+	for off > b.off+int64(len(b.data)) {
+		nb, _ := s.next(b)
+		if nb == nil {
+			break
+		}
+		b = nb
+	}
+	return b, int(off - b.off)
+}
+
+// streamReader reads the stream from a position.
+type streamReader struct {
+	s   *stream
+	b   *block
+	idx int
+	// maxOff, when >= 0, fails reads at or past it with errJobOverrun;
+	// job readers (job set) fail once the parse is cancelled.
+	maxOff int64
+	job    bool
+}
+
+func (r *streamReader) Read(p []byte) (int, error) {
+	if r.job && r.s.cancelled.Load() {
+		return 0, errJobCancelled
+	}
+	for r.idx >= len(r.b.data) {
+		nb, err := r.s.next(r.b)
+		if nb == nil {
+			return 0, err
+		}
+		r.b, r.idx = nb, 0
+	}
+	if r.maxOff >= 0 && r.b.off+int64(r.idx) >= r.maxOff {
+		return 0, errJobOverrun
+	}
+	n := copy(p, r.b.data[r.idx:])
+	r.idx += n
+	return n, nil
+}
+
+// guess returns the index of the first likely event start in d (see the
+// comment at the top), or -1.
+func guess(d []byte) int {
+	for i := 0; ; {
+		k := bytes.IndexByte(d[i:], '{')
+		if k < 0 {
+			return -1
+		}
+		k += i
+		j := k - 1
+		for j >= 0 && isSpace(d[j]) {
+			j--
+		}
+		if j >= 0 && d[j] == ',' {
+			j--
+			for j >= 0 && isSpace(d[j]) {
+				j--
+			}
+			if j >= 0 && d[j] == '}' {
+				return k
+			}
+		}
+		i = k + 1
+	}
+}
+
+// job is one stretch of the events array.
+type job struct {
+	b      *block
+	idx    int
+	start  int64 // stream offset of the first byte parsed (b.off+idx)
+	stopAt int64 // the next job's guess: stop at the first event start at or past it; -1: none
+
+	events []Event
+	kvs    []KV
+
+	// Outcome.
+	end        int64 // where the job stopped: an event start at or past stopAt, or just past ']'
+	arrayEnded bool
+	err        error
+	numErrs    int64
+	done       chan struct{}
+}
+
+// Event copies e into the job (the job is the Handler of its parser).
+func (j *job) Event(e *Event) error {
+	j.events = append(j.events, *e)
+	dst := &j.events[len(j.events)-1]
+	if len(e.Args.Other) > 0 {
+		start := len(j.kvs)
+		j.kvs = append(j.kvs, e.Args.Other...)
+		dst.Args.Other = j.kvs[start:len(j.kvs):len(j.kvs)]
+	} else {
+		dst.Args.Other = nil
+	}
+	return nil
+}
+
+// worker holds what one goroutine's job parsers reuse.
+type worker struct {
+	buf   []byte
+	tab   *strTab
+	other []KV
+}
+
+func newWorker() *worker {
+	return &worker{buf: make([]byte, initialBuf), tab: newStrTab(), other: make([]KV, 0, MaxOtherArgs)}
+}
+
+// run parses j with a parser positioned at j.start, configured like the
+// top-level parser top.
+func (w *worker) run(j *job, top *parser, s *stream) {
+	maxOff := max(j.stopAt, j.start) + top.overrun
+	q := &parser{
+		r:      &streamReader{s: s, b: j.b, idx: j.idx, maxOff: maxOff, job: true},
+		buf:    w.buf,
+		mark:   -1,
+		tok:    -1,
+		limit:  top.limit,
+		h:      j,
+		tab:    w.tab,
+		stopAt: j.stopAt,
+		base:   j.start,
+		read:   j.start,
+		lines:  j.b.lines + bytes.Count(j.b.data[:j.idx], nl),
+	}
+	q.buf[0] = 0
+	q.ev.Args.Other = w.other[:0]
+	j.err = q.runEvents()
+	w.buf, w.other = q.buf, q.ev.Args.Other[:0]
+	j.end = q.base + int64(q.pos)
+	j.arrayEnded = q.arrayEnded
+	j.numErrs = q.md.NumberErrors
+}
+
+// runEvents runs eventLoop and returns the error it stopped on.
+func (p *parser) runEvents() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe, ok := r.(parseError)
+			if !ok {
+				panic(r)
+			}
+			err = pe.err
+		}
+	}()
+	p.eventLoop()
+	return nil
+}
+
+// reseat points the top-level parser at stream offset b.off+idx: it reads
+// on from there through the stream, sequentially.
+func (p *parser) reseat(s *stream, b *block, idx int) {
+	p.r = &streamReader{s: s, b: b, idx: idx, maxOff: -1}
+	p.base = b.off + int64(idx)
+	p.lines = b.lines + bytes.Count(b.data[:idx], nl)
+	p.read = p.base
+	p.pos, p.end, p.eof = 0, 0, false
+	p.mark, p.tok = -1, -1
+	p.buf[0] = 0
+}
+
+// eventsParallel parses the events array from the first event (at pos) to
+// the closing ']' with p.workers goroutines; see the top of this file.
+func (p *parser) eventsParallel() {
+	// The bytes already buffered become the first blocks.
+	buffered := append([]byte(nil), p.buf[p.pos:p.end]...)
+	first := &block{off: p.base + int64(p.pos), lines: p.lines + bytes.Count(p.buf[:p.pos], nl)}
+	first.data, buffered = buffered[:min(len(buffered), p.blockSize)], buffered[min(len(buffered), p.blockSize):]
+	s := &stream{r: p.r, tail: first, left: -1, blockSize: p.blockSize}
+	for len(buffered) > 0 {
+		t := s.tail
+		n := min(len(buffered), p.blockSize)
+		nb := &block{data: buffered[:n], off: t.off + int64(len(t.data)), lines: t.lines + bytes.Count(t.data, nl)}
+		t.next, s.tail, buffered = nb, nb, buffered[n:]
+	}
+	if p.limit > 0 {
+		s.left = max(p.limit+1-p.read, 0)
+	}
+	if p.eof {
+		s.err = io.EOF
+	}
+	// From here on every read goes through the stream; the top-level
+	// parser reads again only once reseated (holding the first block
+	// meanwhile would keep every block read since alive).
+	p.r = nil
+
+	queued := make(chan *job, p.workers+2)
+	var wg sync.WaitGroup
+	for range p.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := newWorker()
+			for j := range queued {
+				w.run(j, p, s)
+				close(j.done)
+			}
+		}()
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			s.cancelled.Store(true)
+			close(queued)
+			wg.Wait()
+		}
+	}
+	defer stop()
+
+	var (
+		inflight []*job
+		free     []*job
+		inline   *worker // re-parses stretches whose guess was wrong
+		// The sequential parser stands at offset verified, in block vb
+		// or a later one.
+		verified = first.off
+		vb       = first
+		oldest   = first // the first block not recycled
+		used     int
+		reparsed int
+		fellBack bool
+	)
+	if testHookParallel != nil {
+		defer func() { testHookParallel(used, reparsed, fellBack) }()
+	}
+	newJob := func(b *block, idx int) *job {
+		var j *job
+		if n := len(free); n > 0 {
+			j, free = free[n-1], free[:n-1]
+			*j = job{events: j.events[:0], kvs: j.kvs[:0]}
+		} else {
+			j = &job{}
+		}
+		j.b, j.idx, j.start, j.stopAt = b, idx, b.off+int64(idx), -1
+		j.done = make(chan struct{})
+		return j
+	}
+	next := newJob(first, 0)
+	for {
+		// Keep Workers+2 jobs queued or running: find where the pending
+		// job stops (the first guess in the blocks after its first one,
+		// within the overrun of its start) and queue it.
+		for next != nil && len(inflight) < cap(queued) {
+			cur := next
+			next = nil
+			for b := cur.b; b.off+int64(len(b.data)) < cur.start+p.overrun; {
+				if b, _ = s.next(b); b == nil {
+					break
+				}
+				if i := guess(b.data); i >= 0 {
+					next = newJob(b, i)
+					cur.stopAt = next.start
+					break
+				}
+			}
+			queued <- cur
+			inflight = append(inflight, cur)
+		}
+		if len(inflight) == 0 {
+			// Cannot happen: the last job (no stopAt) ends the array or
+			// fails. Refuse rather than loop.
+			p.fail("internal error in the parallel parser")
+		}
+		j := inflight[0]
+		inflight = inflight[1:]
+		<-j.done
+		if j.start != verified {
+			// A wrong guess: parse this stretch again from where the
+			// sequential parser stands.
+			if inline == nil {
+				inline = newWorker()
+			}
+			stopAt := j.stopAt
+			j.b = nil
+			free = append(free, j) // reused by newJob below
+			b, idx := s.locate(vb, verified)
+			r := newJob(b, idx)
+			r.stopAt = stopAt
+			inline.run(r, p, s)
+			j = r
+			reparsed++
+		}
+		used++
+		if errors.Is(j.err, errJobOverrun) {
+			// One event (or a stretch without a guess) longer than a job
+			// may read: the rest of the array is parsed sequentially.
+			fellBack = true
+			stop()
+			p.reseat(s, j.b, j.idx)
+			p.eventLoop()
+			return
+		}
+		for i := range j.events {
+			p.md.Events++
+			if err := p.h.Event(&j.events[i]); err != nil {
+				panic(parseError{err})
+			}
+		}
+		p.md.NumberErrors += j.numErrs
+		if j.err != nil {
+			panic(parseError{j.err})
+		}
+		if j.arrayEnded {
+			stop()
+			b, idx := s.locate(j.b, j.end)
+			p.reseat(s, b, idx)
+			return
+		}
+		// Blocks before this job's and every queued job's first block
+		// are read by nobody any more.
+		keep := j.b
+		if len(inflight) > 0 && inflight[0].b.off < keep.off {
+			keep = inflight[0].b
+		}
+		if keep.off > oldest.off {
+			s.recycle(oldest, keep)
+			oldest = keep
+		}
+		verified, vb = j.end, j.b
+		j.b = nil
+		free = append(free, j)
+	}
+}

@@ -1,0 +1,193 @@
+package kineto
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// outcome is everything a parse produces, for comparing the sequential
+// parser with the parallel one.
+type outcome struct {
+	events []rec
+	md     Metadata
+	err    string
+}
+
+func parseAll(t testing.TB, r io.Reader, opts Options) outcome {
+	t.Helper()
+	var o outcome
+	md, err := Parse(r, opts, HandlerFunc(func(e *Event) error {
+		x := rec{e.Phase, e.Cat, e.Name, e.Pid, e.Tid, e.PidStr, e.TidStr, e.TsNs, e.DurNs, e.HasTs, e.HasDur, e.ID, e.BindPoint, e.Args}
+		x.Args.Other = append([]KV(nil), e.Args.Other...)
+		if len(x.Args.Other) == 0 {
+			x.Args.Other = nil
+		}
+		o.events = append(o.events, x)
+		return nil
+	}))
+	o.md = md
+	if err != nil {
+		o.err = err.Error()
+	}
+	return o
+}
+
+func sameOutcome(t *testing.T, what string, want, got outcome) {
+	t.Helper()
+	if want.err != got.err {
+		t.Fatalf("%s: error %q, sequential %q", what, got.err, want.err)
+	}
+	if len(want.events) != len(got.events) {
+		t.Fatalf("%s: %d events, sequential %d", what, len(got.events), len(want.events))
+	}
+	for i := range want.events {
+		if !reflect.DeepEqual(want.events[i], got.events[i]) {
+			t.Fatalf("%s: event %d differs:\n got %+v\nwant %+v", what, i, got.events[i], want.events[i])
+		}
+	}
+	if !reflect.DeepEqual(want.md, got.md) {
+		t.Fatalf("%s: metadata differs:\n got %+v\nwant %+v", what, got.md, want.md)
+	}
+}
+
+// tinyParallel makes the parallel parser cut a small document into many
+// jobs, so that every boundary case happens.
+func tinyParallel(workers, block int, overrun int64) Options {
+	return Options{Workers: workers, blockSize: block, overrun: overrun}
+}
+
+// Documents where guesses go wrong: "},{" inside strings and in arrays of
+// objects, events longer than a block, metadata after the array that looks
+// like events, and errors after many events.
+var trickyDocs = []string{
+	smallDoc,
+	`{"traceEvents": [` + strings.Repeat(`{"ph": "X", "name": "a},{b", "ts": 1, "args": {"x": [{"a": 1}, {"b": 2},{"c": 3}]}}, `, 40) + `{"ph": "i"}], "deviceProperties": [{"id": 0, "name": "A"}, {"id": 1}], "trace_id": "ABC"}`,
+	`{"traceEvents": [` + strings.Repeat(`{"name": "`+strings.Repeat("},{", 50)+`", "ts": 2.5},`+"\n  ", 30) + `{"ph": "M"}]}`,
+	`{"schemaVersion": 1, "traceEvents": [` + strings.Repeat(`{"ph": "X", "ts": 1, "dur": NaN}, `, 50) + `{"ph": "X", "ts": }]}`,
+	`{"traceEvents": [` + strings.Repeat(`{"ph": "X", "ts": 1}, `, 50) + `{"ph": "X"} {"ph": "X"}]}`,
+	`{"traceEvents": [` + strings.Repeat(`{"ph": "X", "ts": 1}, `, 50),
+	`[` + strings.Repeat(`{"ph": "f", "id": 7, "bp": "e"},`, 60) + `{}]`,
+	`{"traceEvents": [` + strings.Repeat(`{"ph": "X", "ts": 1}, `, 20) + `{"ph": "X", "args": {"Call stack": "` + strings.Repeat("x", 3000) + `"}}, ` + strings.Repeat(`{"ph": "i", "ts": 3}, `, 20) + `{}], "baseTimeNanoseconds": 5}`,
+	`{"traceEvents": [` + strings.Repeat(`{"ph": "X", "ts": 1},{"ph":"X","ts":2},`, 30) + `{"ph": "X", "ts": 1}], "traceEvents": [{"ph": "i"}, {"ph": "i"}]}`,
+	`{"traceEvents": [` + strings.Repeat(`{"ph": "X", "ts": 1}, `, 40) + `{"ph": "X", "name": "unterminated`,
+}
+
+func TestParallelMatchesSequential(t *testing.T) {
+	// The documents must drive the parallel parser through every path.
+	var used, reparsed, fellBack int
+	testHookParallel = func(u, r int, f bool) {
+		used += u
+		reparsed += r
+		if f {
+			fellBack++
+		}
+	}
+	defer func() { testHookParallel = nil }()
+	defer func() {
+		if !t.Failed() && (used < 1000 || reparsed < 50 || fellBack < 10) {
+			t.Errorf("paths not exercised: %d jobs used, %d stretches parsed again, %d sequential fallbacks", used, reparsed, fellBack)
+		}
+		t.Logf("%d jobs used, %d stretches parsed again, %d sequential fallbacks", used, reparsed, fellBack)
+	}()
+	for d, doc := range trickyDocs {
+		want := parseAll(t, strings.NewReader(doc), Options{})
+		for _, workers := range []int{2, 3} {
+			for _, block := range []int{7, 16, 64, 250, 1 << 20} {
+				for _, overrun := range []int64{64, 4096} {
+					what := fmt.Sprintf("doc %d, %d workers, block %d, overrun %d", d, workers, block, overrun)
+					got := parseAll(t, strings.NewReader(doc), tinyParallel(workers, block, overrun))
+					sameOutcome(t, what, want, got)
+				}
+			}
+		}
+	}
+}
+
+func TestParallelTruncatedAtEveryOffset(t *testing.T) {
+	doc := trickyDocs[1]
+	for n := 0; n <= len(doc); n += 3 {
+		want := parseAll(t, strings.NewReader(doc[:n]), Options{})
+		got := parseAll(t, strings.NewReader(doc[:n]), tinyParallel(2, 32, 256))
+		sameOutcome(t, fmt.Sprintf("cut at %d", n), want, got)
+	}
+}
+
+func TestParallelOneByteReader(t *testing.T) {
+	doc := trickyDocs[2]
+	want := parseAll(t, strings.NewReader(doc), Options{})
+	got := parseAll(t, &oneByte{[]byte(doc)}, tinyParallel(2, 40, 1024))
+	sameOutcome(t, "one-byte reader", want, got)
+}
+
+// On every fixture the parallel parser delivers exactly the sequential
+// parser's events (compared by a hash of each event, in order).
+func TestParallelFixtures(t *testing.T) {
+	for name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			data := readFixture(t, name)
+			if raceEnabled && len(data) > 4<<20 {
+				t.Skip("too slow under the race detector; the parallel paths run under -race on the smaller fixtures and documents")
+			}
+			hash := func(opts Options) (uint64, Metadata, error) {
+				h := fnv.New64a()
+				md, err := Parse(bytes.NewReader(data), opts, HandlerFunc(func(e *Event) error {
+					fmt.Fprintf(h, "%+v\n", *e)
+					return nil
+				}))
+				return h.Sum64(), md, err
+			}
+			want, wantMD, err := hash(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, opts := range []Options{{Workers: 2}, tinyParallel(3, 4096, 1<<16)} {
+				got, gotMD, err := hash(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want || !reflect.DeepEqual(gotMD, wantMD) {
+					t.Fatalf("workers %d block %d: events or metadata differ from the sequential parse", opts.Workers, opts.blockSize)
+				}
+			}
+		})
+	}
+}
+
+// Past MaxDecompressed the parallel parse fails with ErrTooLarge too, after
+// at least the events the sequential parser delivered.
+func TestParallelMaxDecompressed(t *testing.T) {
+	doc := trickyDocs[1]
+	for _, limit := range []int64{10, 100, 1000, int64(len(doc)) - 1} {
+		want := parseAll(t, strings.NewReader(doc), Options{MaxDecompressed: limit})
+		o := tinyParallel(2, 64, 512)
+		o.MaxDecompressed = limit
+		got := parseAll(t, strings.NewReader(doc), o)
+		if want.err == "" || got.err != want.err {
+			t.Fatalf("limit %d: error %q, sequential %q", limit, got.err, want.err)
+		}
+		if len(got.events) < len(want.events) || !reflect.DeepEqual(got.events[:len(want.events)], want.events) {
+			t.Fatalf("limit %d: %d events, sequential delivered %d (a prefix of them expected)", limit, len(got.events), len(want.events))
+		}
+	}
+}
+
+func TestParallelHandlerError(t *testing.T) {
+	doc := trickyDocs[1]
+	stopAfter := 17
+	n := 0
+	_, err := Parse(strings.NewReader(doc), tinyParallel(2, 64, 512), HandlerFunc(func(*Event) error {
+		n++
+		if n == stopAfter {
+			return io.ErrShortBuffer
+		}
+		return nil
+	}))
+	if err != io.ErrShortBuffer || n != stopAfter {
+		t.Fatalf("err %v after %d events, want the handler's error after %d", err, n, stopAfter)
+	}
+}
