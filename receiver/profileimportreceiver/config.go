@@ -17,6 +17,10 @@ const (
 	AfterImportMoveTo = "move_to"
 )
 
+// maxParseWorkers bounds parse_workers: past a few cores the builder, which
+// takes the events in file order on one goroutine, is the bottleneck.
+const maxParseWorkers = 16
+
 // Config is the profileimport receiver's configuration.
 type Config struct {
 	// Include are glob patterns of trace files (e.g. vLLM's
@@ -40,6 +44,10 @@ type Config struct {
 	MaxDecompressedSize int64 `mapstructure:"max_decompressed_size"`
 	// MaxConcurrent bounds simultaneous imports.
 	MaxConcurrent int `mapstructure:"max_concurrent"`
+	// ParseWorkers is how many goroutines parse one Kineto trace's events
+	// (1: one; traces under 4 MB always use one). An import uses about
+	// this many cores while it parses.
+	ParseWorkers int `mapstructure:"parse_workers"`
 
 	// What is kept of a trace.
 	MinDuration      time.Duration `mapstructure:"min_duration"`
@@ -96,6 +104,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxConcurrent < 1 {
 		errs = append(errs, errors.New("max_concurrent must be at least 1"))
+	}
+	if cfg.ParseWorkers < 1 || cfg.ParseWorkers > maxParseWorkers {
+		errs = append(errs, fmt.Errorf("parse_workers must be between 1 and %d (got %d)", maxParseWorkers, cfg.ParseWorkers))
 	}
 	if cfg.SpanBudget < 1 {
 		errs = append(errs, errors.New("span_budget must be at least 1"))

@@ -28,6 +28,7 @@ func createDefaultConfig() component.Config {
 		MaxFileSize:         8 << 30,
 		MaxDecompressedSize: 32 << 30,
 		MaxConcurrent:       1,
+		ParseWorkers:        2,
 		FoldPythonFrames:    true,
 		SpanBudget:          100_000,
 		LeakSuspects:        5,

@@ -339,13 +339,9 @@ func (im *importer) producerFor(path string) (string, producer) {
 			MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
 			LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
 		})
-		// The builder runs beside the parser (two cores per import) rather
-		// than in turns with it.
-		pipe := kineto.NewPipeline(b)
-		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize}, pipe)
-		if cerr := pipe.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("%s: %w", path, cerr)
-		}
+		// The events are parsed by parse_workers goroutines and handed to
+		// the builder in file order on this one.
+		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize, Workers: im.cfg.ParseWorkers}, b)
 		if err != nil {
 			return pmetric.NewMetrics(), plog.NewLogs(), nil, err
 		}

@@ -300,7 +300,10 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := confmap.Validate(bad)
-	for _, want := range []string{"include[0]", "after_import", "max_concurrent"} {
+	if cfg.ParseWorkers != 4 {
+		t.Fatalf("parse_workers: %d", cfg.ParseWorkers)
+	}
+	for _, want := range []string{"include[0]", "after_import", "max_concurrent", "parse_workers"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}

@@ -2,11 +2,13 @@ package llmprof
 
 import (
 	"cmp"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -49,8 +51,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// parse reads path into a Builder the way the receiver does (parser and
-// builder on two goroutines) and returns the builder ready for Finish. Errors
+// parseWorkers bounds the goroutines parsing one trace (the builder takes
+// the events on one goroutine: more would wait for it).
+const parseWorkers = 4
+
+// parse reads path into a Builder the way the receiver does (events parsed
+// by several goroutines on large files) and returns the builder ready for Finish. Errors
 // name the file, and where the parser knows it, the position of the problem.
 func parse(path string, opts profile.Options, prog *progress) (*profile.Builder, kineto.Metadata, error) {
 	f, err := os.Open(path)
@@ -73,11 +79,9 @@ func parse(path string, opts profile.Options, prog *progress) (*profile.Builder,
 		return nil, kineto.Metadata{}, &importError{fmt.Errorf("%s: %w", path, err)}
 	}
 	b := profile.NewBuilder(opts)
-	pipe := kineto.NewPipeline(b)
-	md, err := kineto.Parse(r, kineto.Options{MaxDecompressed: maxDecompressed}, pipe)
-	if cerr := pipe.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+	_, gz := r.(*gzip.Reader)
+	workers := kineto.WorkersFor(fi.Size(), gz, min(runtime.GOMAXPROCS(0), parseWorkers))
+	md, err := kineto.Parse(r, kineto.Options{MaxDecompressed: maxDecompressed, Workers: workers}, b)
 	if err != nil {
 		return nil, md, &importError{describeParseError(path, md, err)}
 	}

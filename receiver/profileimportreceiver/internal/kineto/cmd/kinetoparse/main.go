@@ -38,7 +38,6 @@ func main() {
 	full := flag.Bool("import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
 	workers := flag.Int("workers", 2, "goroutines parsing traceEvents (the receiver's parse_workers; 1: sequential)")
-	usePipe := flag.Bool("pipeline", false, "with -import, run the builder on its own goroutine behind the parser (for comparison)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -76,17 +75,7 @@ func main() {
 			}
 			return nil
 		})
-		var pipe *kineto.Pipeline
-		if *full && *usePipe {
-			pipe = kineto.NewPipeline(h)
-			h = pipe
-		}
 		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes, Workers: *workers}, h)
-		if pipe != nil {
-			if cerr := pipe.Close(); err == nil {
-				err = cerr
-			}
-		}
 		if err == nil && b != nil {
 			// Spans come in batches, as the receiver takes them: each is
 			// counted and dropped before the next is built.
