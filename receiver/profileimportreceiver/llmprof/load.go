@@ -56,8 +56,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 const parseWorkers = 4
 
 // parse reads path into a Builder the way the receiver does (events parsed
-// by several goroutines on large files) and returns the builder ready for Finish. Errors
-// name the file, and where the parser knows it, the position of the problem.
+// by several goroutines on large files) and returns the builder ready for
+// Finish. Errors name the file, and where the parser knows it, the position
+// of the problem.
 func parse(path string, opts profile.Options, prog *progress) (*profile.Builder, kineto.Metadata, error) {
 	f, err := os.Open(path)
 	if err != nil {
