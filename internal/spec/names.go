@@ -114,6 +114,13 @@ const (
 	IncidentDrilldown  = "incident.drilldown"
 )
 
+// What profileimport's leak-suspect records carry and the rootcause
+// processor reads back: incident.kind, and the outstanding bytes.
+const (
+	IncidentKindLeakSuspect     = "leak_suspect"
+	AttrProfileOutstandingBytes = "llm.profile.memory.outstanding_bytes"
+)
+
 // Engine names carried in llm.engine.name.
 const (
 	EngineVLLM     = "vllm"

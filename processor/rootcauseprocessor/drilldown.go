@@ -12,12 +12,6 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
-// Attributes of profileimport's leak-suspect records read here.
-const (
-	attrOutstandingBytes = "llm.profile.memory.outstanding_bytes"
-	kindLeakSuspect      = "leak_suspect"
-)
-
 // drilldown links incidents to profiler spans and model layers. It keeps,
 // per process, the latest profile's outstanding memory by module path (from
 // profileimport's metrics and leak-suspect records), and a bounded ring of
@@ -164,7 +158,7 @@ func (d *drilldown) ingestLogs(ld plog.Logs) {
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				a := lr.Attributes()
-				if kind, ok := a.Get(spec.IncidentKind); !ok || kind.Str() != kindLeakSuspect {
+				if kind, ok := a.Get(spec.IncidentKind); !ok || kind.Str() != spec.IncidentKindLeakSuspect {
 					continue
 				}
 				mp, ok := a.Get(spec.AttrProfileModulePath)
@@ -177,7 +171,7 @@ func (d *drilldown) ingestLogs(ld plog.Logs) {
 				}
 				mm := d.profile(pid, f, nowNanos()).module(mp.Str())
 				mm.traceID, mm.spanID = lr.TraceID(), lr.SpanID()
-				if v, ok := a.Get(attrOutstandingBytes); ok && float64(intValue(v)) > mm.bytes {
+				if v, ok := a.Get(spec.AttrProfileOutstandingBytes); ok && float64(intValue(v)) > mm.bytes {
 					mm.bytes = float64(intValue(v))
 				}
 				if v, ok := a.Get(spec.AttrProfileDevice); ok {

@@ -82,9 +82,9 @@ func (e *engine) enrich(md pmetric.Metrics) {
 							continue
 						}
 						if !haveGrowth {
-							growth, tte = derivedGauge(ms, spec.HwGpuMemoryGrowthRate, "By/s",
+							growth, tte = spec.AppendNumberMetric(ms, spec.HwGpuMemoryGrowthRate,
 								"Robust (Theil–Sen) slope of hw.gpu.memory.usage over leak.window."),
-								derivedGauge(ms, spec.HwGpuMemoryTimeToExhaustion, "s",
+								spec.AppendNumberMetric(ms, spec.HwGpuMemoryTimeToExhaustion,
 									"Seconds until hw.gpu.memory.usage reaches hw.gpu.memory.limit at the current growth rate; absent while memory is not growing.")
 							haveGrowth = true
 						}
@@ -163,7 +163,7 @@ func (e *engine) enrich(md pmetric.Metrics) {
 						continue
 					}
 					ts := pcommon.Timestamp(s.lastSeen)
-					ratio = derivedGauge(ms, spec.EnginePrefixCacheHitRatio, "1",
+					ratio = spec.AppendNumberMetric(ms, spec.EnginePrefixCacheHitRatio,
 						"Prefix-cache hits / queries over cache_hit.window, from the counters' deltas.")
 					haveRatio = true
 					rp := ratio.AppendEmpty()
@@ -181,12 +181,4 @@ func (e *engine) engineOf(res pcommon.Map) *subject {
 		return e.reg.engines[v.Str()]
 	}
 	return e.reg.engines[strValue(res, emptyMap, spec.AttrEngineName)+"|"+strValue(res, emptyMap, "service.instance.id")]
-}
-
-func derivedGauge(ms pmetric.MetricSlice, name, unit, desc string) pmetric.NumberDataPointSlice {
-	m := ms.AppendEmpty()
-	m.SetName(name)
-	m.SetUnit(unit)
-	m.SetDescription(desc)
-	return m.SetEmptyGauge().DataPoints()
 }

@@ -63,9 +63,9 @@ func profileOf(pid int64) (pmetric.Metrics, plog.Logs, pcommon.TraceID) {
 	tid := pcommon.TraceID{0xab, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 	lr.SetTraceID(tid)
 	lr.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, 8})
-	lr.Attributes().PutStr(spec.IncidentKind, kindLeakSuspect)
+	lr.Attributes().PutStr(spec.IncidentKind, spec.IncidentKindLeakSuspect)
 	lr.Attributes().PutStr(spec.AttrProfileModulePath, leakPath)
-	lr.Attributes().PutInt(attrOutstandingBytes, leakBytes)
+	lr.Attributes().PutInt(spec.AttrProfileOutstandingBytes, leakBytes)
 	return md, ld, tid
 }
 

@@ -3,7 +3,6 @@ package nsys
 import (
 	"cmp"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -255,23 +254,6 @@ func (im *importer) keptParent(i int32, keep []bool) int32 {
 	return p
 }
 
-// spanIDer derives span ids from the trace id and the node's index (the
-// root is -1), as the Kineto import does: the same file gives the same ids.
-type spanIDer struct{ seed uint64 }
-
-func (s spanIDer) id(i int32) pcommon.SpanID {
-	z := s.seed + uint64(int64(i)+2)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	z ^= z >> 31
-	if z == 0 {
-		z = 1
-	}
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint64(id[:], z)
-	return id
-}
-
 func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Result, error) {
 	res := Result{Metrics: pmetric.NewMetrics(), Logs: plog.NewLogs()}
 	im.link()
@@ -318,7 +300,7 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 	}
 	var tid pcommon.TraceID
 	copy(tid[:], h.Sum(nil))
-	ids := spanIDer{seed: binary.BigEndian.Uint64(tid[:8]) ^ binary.BigEndian.Uint64(tid[8:])}
+	ids := profile.NewSpanIDs(tid)
 
 	resource := pcommon.NewResource()
 	for _, r := range []pcommon.Resource{resource, res.Metrics.ResourceMetrics().AppendEmpty().Resource(),
@@ -344,7 +326,7 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 }
 
 func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit func(ptrace.Traces) error,
-	keep []bool, tid pcommon.TraceID, ids spanIDer, winStart, winEnd int64, base string) error {
+	keep []bool, tid pcommon.TraceID, ids profile.SpanIDs, winStart, winEnd int64, base string) error {
 	var kept []int32
 	for i, k := range keep {
 		if k {
@@ -356,7 +338,7 @@ func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit fu
 		batchSpans = total
 	}
 	im.sum.SpansByKind = map[string]int64{}
-	rootID := ids.id(-1)
+	rootID := ids.ID(-1)
 	off := im.timeOff
 	for first := -1; first < len(kept); {
 		n := min(batchSpans, len(kept)-first)
@@ -383,9 +365,9 @@ func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit fu
 			nd := &im.nodes[i]
 			sp := spans.AppendEmpty()
 			sp.SetTraceID(tid)
-			sp.SetSpanID(ids.id(i))
+			sp.SetSpanID(ids.ID(i))
 			if p := im.keptParent(i, keep); p >= 0 {
-				sp.SetParentSpanID(ids.id(p))
+				sp.SetParentSpanID(ids.ID(p))
 			} else {
 				sp.SetParentSpanID(rootID)
 			}
@@ -557,26 +539,16 @@ func (im *importer) emitMetrics(md pmetric.Metrics, acc *memAccount, winStart, w
 	ms := sm.Metrics()
 	start, end := pcommon.Timestamp(winStart), pcommon.Timestamp(winEnd)
 	if len(acc.groups) > 0 {
-		alloc := ms.AppendEmpty()
-		alloc.SetName(spec.ProfileMemoryAllocated)
-		alloc.SetUnit("By")
-		alloc.SetDescription("GPU device memory allocated during an nsys capture, per process, device and module path of the allocating call.")
-		as := alloc.SetEmptySum()
-		as.SetIsMonotonic(true)
-		as.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		out := ms.AppendEmpty()
-		out.SetName(spec.ProfileMemoryOutstanding)
-		out.SetUnit("By")
-		out.SetDescription("GPU device memory allocated during an nsys capture and not freed by its end, per process, device and module path.")
-		os := out.SetEmptySum()
-		os.SetIsMonotonic(false)
-		os.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		allocated := spec.AppendNumberMetric(ms, spec.ProfileMemoryAllocated,
+			"GPU device memory allocated during an nsys capture, per process, device and module path of the allocating call.")
+		outstanding := spec.AppendNumberMetric(ms, spec.ProfileMemoryOutstanding,
+			"GPU device memory allocated during an nsys capture and not freed by its end, per process, device and module path.")
 		for i := range acc.groups {
 			g := &acc.groups[i]
 			for _, p := range []struct {
 				dps pmetric.NumberDataPointSlice
 				v   int64
-			}{{as.DataPoints(), g.allocated}, {os.DataPoints(), g.outstanding}} {
+			}{{allocated, g.allocated}, {outstanding, g.outstanding}} {
 				dp := p.dps.AppendEmpty()
 				dp.SetStartTimestamp(start)
 				dp.SetTimestamp(end)
@@ -592,11 +564,8 @@ func (im *importer) emitMetrics(md pmetric.Metrics, acc *memAccount, winStart, w
 	if len(acc.seriesK) == 0 {
 		return
 	}
-	ta := ms.AppendEmpty()
-	ta.SetName(spec.ProfileMemoryTotalAllocated)
-	ta.SetUnit("By")
-	ta.SetDescription("GPU device memory allocated (cudaMalloc and friends) over an nsys capture, per process and device.")
-	dps := ta.SetEmptyGauge().DataPoints()
+	dps := spec.AppendNumberMetric(ms, spec.ProfileMemoryTotalAllocated,
+		"GPU device memory allocated (cudaMalloc and friends) over an nsys capture, per process and device.")
 	for _, sk := range acc.seriesK {
 		for _, pt := range thin(acc.series[sk], winStart-im.timeOff, winEnd-im.timeOff) {
 			dp := dps.AppendEmpty()
@@ -638,7 +607,7 @@ func thin(pts [][2]int64, from, to int64) [][2]int64 {
 // emitLeaks writes the leak-suspect records in the Kineto import's schema
 // (so that the rootcause processor and llmprof read both alike), plus
 // process.pid: an nsys capture may cover several processes.
-func (im *importer) emitLeaks(ld plog.Logs, acc *memAccount, keep []bool, tid pcommon.TraceID, ids spanIDer, winEnd int64) {
+func (im *importer) emitLeaks(ld plog.Logs, acc *memAccount, keep []bool, tid pcommon.TraceID, ids profile.SpanIDs, winEnd int64) {
 	sl := ld.ResourceLogs().At(0).ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(profile.ScopeName)
 	if im.opts.LeakSuspects < 0 {
@@ -662,13 +631,14 @@ func (im *importer) emitLeaks(ld plog.Logs, acc *memAccount, keep []bool, tid pc
 	startRFC := time.Unix(0, winEnd).UTC().Format(time.RFC3339Nano)
 	for _, ci := range cand {
 		g := &acc.groups[ci]
-		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(pcommon.Timestamp(winEnd))
-		lr.SetObservedTimestamp(pcommon.Timestamp(winEnd))
-		lr.SetSeverityNumber(plog.SeverityNumberWarn)
-		lr.SetSeverityText("WARN")
-		lr.Body().SetStr(fmt.Sprintf("%s allocated in %s on GPU %d by process %d during the nsys capture is still outstanding at its end (%d allocations, %s allocated in total); check what keeps these allocations alive (caches, lists of outputs, retained graphs)",
-			profile.FormatBytes(g.outstanding), g.path, g.device, g.pid, g.outstandingN, profile.FormatBytes(g.allocated)))
+		rec := profile.LeakRecord{File: im.name, Path: g.path, Device: g.device, Pid: g.pid, HasPid: true,
+			Outstanding: g.outstanding, OutstandingN: g.outstandingN, Allocated: g.allocated,
+			Total: total, Threshold: im.opts.MinLeakBytes, Time: pcommon.Timestamp(winEnd), Start: startRFC,
+			Body: fmt.Sprintf("%s allocated in %s on GPU %d by process %d during the nsys capture is still outstanding at its end (%d allocations, %s allocated in total); check what keeps these allocations alive (caches, lists of outputs, retained graphs)",
+				profile.FormatBytes(g.outstanding), g.path, g.device, g.pid, g.outstandingN, profile.FormatBytes(g.allocated)),
+			Action: "Find what holds the memory allocated in " + g.path + " past the captured steps and release it.",
+		}
+		lr := rec.AppendTo(sl)
 		lr.SetTraceID(tid)
 		sp := int32(-1)
 		if n := g.largestNode; n >= 0 {
@@ -677,34 +647,7 @@ func (im *importer) emitLeaks(ld plog.Logs, acc *memAccount, keep []bool, tid pc
 				sp = im.keptParent(sp, keep)
 			}
 		}
-		lr.SetSpanID(ids.id(sp))
-		a := lr.Attributes()
-		h := sha256.Sum256([]byte(profile.KindLeakSuspect + "\x00" + im.name + "\x00" + g.path + "\x00" +
-			strconv.FormatInt(g.device, 10) + "\x00" + strconv.FormatInt(g.pid, 10)))
-		a.PutStr(spec.IncidentID, hex.EncodeToString(h[:8]))
-		a.PutStr(spec.IncidentKind, profile.KindLeakSuspect)
-		a.PutStr(spec.IncidentQuadrant, "saturation")
-		a.PutStr(spec.IncidentSeverity, "warning")
-		a.PutStr(spec.IncidentState, "firing")
-		a.PutStr(spec.IncidentStartTime, startRFC)
-		score := 0.0
-		if total > 0 {
-			score = float64(g.outstanding) / float64(total)
-		}
-		a.PutDouble(spec.IncidentScore, score)
-		ev := a.PutEmptySlice(spec.IncidentEvidence).AppendEmpty().SetEmptyMap()
-		ev.PutStr("signal", spec.ProfileMemoryOutstanding)
-		ev.PutInt("value", g.outstanding)
-		ev.PutInt("threshold", im.opts.MinLeakBytes)
-		ev.PutStr("unit", "By")
-		a.PutStr(spec.IncidentAction, "Find what holds the memory allocated in "+g.path+" past the captured steps and release it.")
-		a.PutStr(spec.AttrProfileModulePath, g.path)
-		a.PutInt(spec.AttrProfileDevice, g.device)
-		a.PutInt(spec.AttrProcessPid, g.pid)
-		a.PutInt(profile.AttrOutstandingB, g.outstanding)
-		a.PutInt(profile.AttrOutstandingN, g.outstandingN)
-		a.PutInt(profile.AttrAllocatedB, g.allocated)
-		a.PutStr(spec.AttrProfileFile, im.name)
+		lr.SetSpanID(ids.ID(sp))
 		im.sum.LeakSuspects++
 	}
 }

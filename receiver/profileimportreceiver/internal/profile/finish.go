@@ -25,8 +25,8 @@ const ScopeName = "github.com/llmops-otel/otelcol-llmops/receiver/profileimportr
 
 // Names this package introduces (not in docs/metric-spec.md yet).
 const (
-	MetricMemoryTotalAllocated = "llm.profile.memory.total_allocated"
-	MetricMemoryTotalReserved  = "llm.profile.memory.total_reserved"
+	MetricMemoryTotalAllocated = spec.ProfileMemoryTotalAllocated
+	MetricMemoryTotalReserved  = spec.ProfileMemoryTotalReserved
 
 	AttrCategory     = "llm.profile.category"
 	AttrStream       = "llm.profile.stream"
@@ -39,14 +39,14 @@ const (
 	AttrRank         = "llm.profile.rank"
 	AttrWorldSize    = "llm.profile.world_size"
 	AttrGPUNames     = "llm.profile.gpu.names"
-	AttrOutstandingB = "llm.profile.memory.outstanding_bytes"
+	AttrOutstandingB = spec.AttrProfileOutstandingBytes
 	AttrOutstandingN = "llm.profile.memory.outstanding_allocations"
 	AttrAllocatedB   = "llm.profile.memory.allocated_bytes"
 	AttrThreadID     = "thread.id"
 	AttrHostName     = "host.name"
 	AttrServiceName  = "service.name"
 	ServiceName      = "pytorch-profiler"
-	KindLeakSuspect  = "leak_suspect"
+	KindLeakSuspect  = spec.IncidentKindLeakSuspect
 	RootSpanCategory = "profile"
 	UnattributedPath = "<unattributed>"
 	leakSeverityText = "WARN"
@@ -235,7 +235,7 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 	b.fillResource(res.Logs.ResourceLogs().AppendEmpty().Resource(), md, file, mainPid)
 
 	keep := t.selectSpans(st)
-	ids := spanIDer{seed: binary.BigEndian.Uint64(tid[:8]) ^ binary.BigEndian.Uint64(tid[8:])}
+	ids := NewSpanIDs(tid)
 
 	b.flows = nil
 
@@ -325,12 +325,18 @@ func (b *Builder) traceID(md kineto.Metadata, base string, off, pid int64) pcomm
 	return id
 }
 
-// spanIDer derives span ids from the trace id and the event's index in
-// arrival order (the root uses index -1): deterministic for the same
-// input, distinct per event.
-type spanIDer struct{ seed uint64 }
+// SpanIDs derives span ids from the trace id and an event's index (the
+// root uses index -1): deterministic for the same input, distinct per
+// event. The Nsight Systems import derives its ids the same way.
+type SpanIDs struct{ seed uint64 }
 
-func (s spanIDer) id(i int32) pcommon.SpanID {
+// NewSpanIDs returns the span ids of trace tid.
+func NewSpanIDs(tid pcommon.TraceID) SpanIDs {
+	return SpanIDs{seed: binary.BigEndian.Uint64(tid[:8]) ^ binary.BigEndian.Uint64(tid[8:])}
+}
+
+// ID is the span id of index i.
+func (s SpanIDs) ID(i int32) pcommon.SpanID {
 	// splitmix64 finalizer over seed + index.
 	z := s.seed + uint64(int64(i)+2)*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
@@ -529,7 +535,7 @@ var kindNames = [...]string{kOther: "other", kAnnotation: "annotation", kGPUAnno
 // final by now), which halves the longest serial step after the parse
 // without holding more than one batch.
 func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func(ptrace.Traces) error,
-	t *tree, keep []bool, tid pcommon.TraceID, ids spanIDer,
+	t *tree, keep []bool, tid pcommon.TraceID, ids SpanIDs,
 	off, winStart, winEnd int64, base string, st *Stats) error {
 	kept := make([]int32, 0, len(keep))
 	for i, k := range keep {
@@ -551,7 +557,7 @@ func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func
 		}
 	}()
 
-	rootID := ids.id(-1)
+	rootID := ids.ID(-1)
 	st.Spans = 0
 	// The nodes of batch 0 follow the root; later batches hold nodes only.
 	for first := -1; first < len(kept); {
@@ -609,13 +615,13 @@ func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func
 }
 
 // fillSpan writes node i's span.
-func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pcommon.TraceID, ids spanIDer,
+func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pcommon.TraceID, ids SpanIDs,
 	rootID pcommon.SpanID, off int64) {
 	nd := t.nodes.at(i)
 	sp.SetTraceID(tid)
-	sp.SetSpanID(ids.id(i))
+	sp.SetSpanID(ids.ID(i))
 	if p := t.keptParent(i, keep); p >= 0 {
-		sp.SetParentSpanID(ids.id(p))
+		sp.SetParentSpanID(ids.ID(p))
 	} else {
 		sp.SetParentSpanID(rootID)
 	}

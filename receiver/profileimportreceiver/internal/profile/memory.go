@@ -2,8 +2,6 @@ package profile
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -183,28 +181,18 @@ func (b *Builder) emitMetrics(md pmetric.Metrics, acc *memAccount, off, winStart
 	ms := sm.Metrics()
 	start, end := pcommon.Timestamp(winStart), pcommon.Timestamp(winEnd)
 	if len(acc.modules) > 0 {
-		alloc := ms.AppendEmpty()
-		alloc.SetName(spec.ProfileMemoryAllocated)
-		alloc.SetUnit("By")
-		alloc.SetDescription("GPU memory allocated during a profile, attributed to the model-layer path that allocated it.")
-		as := alloc.SetEmptySum()
-		as.SetIsMonotonic(true)
-		as.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		out := ms.AppendEmpty()
-		out.SetName(spec.ProfileMemoryOutstanding)
-		out.SetUnit("By")
-		out.SetDescription("GPU memory allocated during a profile and not freed by its end, per model-layer path.")
-		os := out.SetEmptySum()
-		os.SetIsMonotonic(false)
-		os.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		as.DataPoints().EnsureCapacity(len(acc.modules))
-		os.DataPoints().EnsureCapacity(len(acc.modules))
+		allocated := spec.AppendNumberMetric(ms, spec.ProfileMemoryAllocated,
+			"GPU memory allocated during a profile, attributed to the model-layer path that allocated it.")
+		outstanding := spec.AppendNumberMetric(ms, spec.ProfileMemoryOutstanding,
+			"GPU memory allocated during a profile and not freed by its end, per model-layer path.")
+		allocated.EnsureCapacity(len(acc.modules))
+		outstanding.EnsureCapacity(len(acc.modules))
 		for i := range acc.modules {
 			mm := &acc.modules[i]
 			for _, p := range []struct {
 				dps pmetric.NumberDataPointSlice
 				v   int64
-			}{{as.DataPoints(), mm.AllocatedBytes}, {os.DataPoints(), mm.OutstandingBytes}} {
+			}{{allocated, mm.AllocatedBytes}, {outstanding, mm.OutstandingBytes}} {
 				dp := p.dps.AppendEmpty()
 				dp.SetStartTimestamp(start)
 				dp.SetTimestamp(end)
@@ -219,15 +207,8 @@ func (b *Builder) emitMetrics(md pmetric.Metrics, acc *memAccount, off, winStart
 	if len(acc.devices) == 0 {
 		return
 	}
-	ta := ms.AppendEmpty()
-	ta.SetName(MetricMemoryTotalAllocated)
-	ta.SetUnit("By")
-	ta.SetDescription("Caching allocator's Total Allocated over the profile, per device.")
-	tr := ms.AppendEmpty()
-	tr.SetName(MetricMemoryTotalReserved)
-	tr.SetUnit("By")
-	tr.SetDescription("Caching allocator's Total Reserved over the profile, per device.")
-	ga, gr := ta.SetEmptyGauge().DataPoints(), tr.SetEmptyGauge().DataPoints()
+	ga := spec.AppendNumberMetric(ms, MetricMemoryTotalAllocated, "Caching allocator's Total Allocated over the profile, per device.")
+	gr := spec.AppendNumberMetric(ms, MetricMemoryTotalReserved, "Caching allocator's Total Reserved over the profile, per device.")
 	devs := make([]int, len(acc.devices))
 	for i := range devs {
 		devs[i] = i
@@ -311,7 +292,7 @@ func FormatBytes(n int64) string {
 	return s + " " + units[u]
 }
 
-func (b *Builder) emitLeaks(ld plog.Logs, t *tree, acc *memAccount, keep []bool, tid pcommon.TraceID, ids spanIDer,
+func (b *Builder) emitLeaks(ld plog.Logs, t *tree, acc *memAccount, keep []bool, tid pcommon.TraceID, ids SpanIDs,
 	winStart, winEnd int64, file string, st *Stats) {
 	sl := ld.ResourceLogs().At(0).ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(ScopeName)
@@ -345,52 +326,23 @@ func (b *Builder) emitLeaks(ld plog.Logs, t *tree, acc *memAccount, keep []bool,
 	startRFC := time.Unix(0, winEnd).UTC().Format(time.RFC3339Nano)
 	for _, ci := range cand {
 		mm := &acc.modules[ci]
-		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(pcommon.Timestamp(winEnd))
-		lr.SetObservedTimestamp(pcommon.Timestamp(winEnd))
-		lr.SetSeverityNumber(plog.SeverityNumberWarn)
-		lr.SetSeverityText(leakSeverityText)
-		lr.Body().SetStr(fmt.Sprintf("%s allocated in %s on GPU %d during the profile is still outstanding at its end (%d allocations, %s allocated in total); check what keeps these tensors alive (caches, lists of outputs, retained graphs)",
-			FormatBytes(mm.OutstandingBytes), mm.ModulePath, mm.Device, mm.OutstandingAllocations, FormatBytes(mm.AllocatedBytes)))
+		rec := LeakRecord{File: file, Path: mm.ModulePath, Device: mm.Device,
+			Outstanding: mm.OutstandingBytes, OutstandingN: mm.OutstandingAllocations, Allocated: mm.AllocatedBytes,
+			Total: total, Threshold: b.opts.MinLeakBytes, Time: pcommon.Timestamp(winEnd), Start: startRFC,
+			Body: fmt.Sprintf("%s allocated in %s on GPU %d during the profile is still outstanding at its end (%d allocations, %s allocated in total); check what keeps these tensors alive (caches, lists of outputs, retained graphs)",
+				FormatBytes(mm.OutstandingBytes), mm.ModulePath, mm.Device, mm.OutstandingAllocations, FormatBytes(mm.AllocatedBytes)),
+			Action: "Find what holds the tensors allocated in " + mm.ModulePath + " past the profiled steps and release them.",
+		}
+		lr := rec.AppendTo(sl)
 		lr.SetTraceID(tid)
+		sp := int32(-1)
 		if n := mm.largestNode; n >= 0 {
-			sp := n
+			sp = n
 			if !keep[sp] {
 				sp = t.keptParent(sp, keep)
 			}
-			if sp >= 0 {
-				lr.SetSpanID(ids.id(sp))
-			} else {
-				lr.SetSpanID(ids.id(-1))
-			}
-		} else {
-			lr.SetSpanID(ids.id(-1))
 		}
-		a := lr.Attributes()
-		h := sha256.Sum256([]byte(KindLeakSuspect + "\x00" + file + "\x00" + mm.ModulePath + "\x00" + strconv.FormatInt(mm.Device, 10)))
-		a.PutStr(spec.IncidentID, hex.EncodeToString(h[:8]))
-		a.PutStr(spec.IncidentKind, KindLeakSuspect)
-		a.PutStr(spec.IncidentQuadrant, "saturation")
-		a.PutStr(spec.IncidentSeverity, "warning")
-		a.PutStr(spec.IncidentState, "firing")
-		a.PutStr(spec.IncidentStartTime, startRFC)
-		score := 0.0
-		if total > 0 {
-			score = float64(mm.OutstandingBytes) / float64(total)
-		}
-		a.PutDouble(spec.IncidentScore, score)
-		ev := a.PutEmptySlice(spec.IncidentEvidence).AppendEmpty().SetEmptyMap()
-		ev.PutStr("signal", spec.ProfileMemoryOutstanding)
-		ev.PutInt("value", mm.OutstandingBytes)
-		ev.PutInt("threshold", b.opts.MinLeakBytes)
-		ev.PutStr("unit", "By")
-		a.PutStr(spec.IncidentAction, "Find what holds the tensors allocated in "+mm.ModulePath+" past the profiled steps and release them.")
-		a.PutStr(spec.AttrProfileModulePath, mm.ModulePath)
-		a.PutInt(spec.AttrProfileDevice, mm.Device)
-		a.PutInt(AttrOutstandingB, mm.OutstandingBytes)
-		a.PutInt(AttrOutstandingN, mm.OutstandingAllocations)
-		a.PutInt(AttrAllocatedB, mm.AllocatedBytes)
-		a.PutStr(spec.AttrProfileFile, file)
+		lr.SetSpanID(ids.ID(sp))
 		st.LeakSuspects++
 	}
 }

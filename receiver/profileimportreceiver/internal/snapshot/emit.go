@@ -265,14 +265,8 @@ func (a *analysis) emit(opts Options, mtime time.Time) Result {
 	})
 	if len(keys) > 0 {
 		sum.Sites = len(keys)
-		m := ms.AppendEmpty()
-		m.SetName(spec.ProfileMemoryOutstanding)
-		m.SetUnit("By")
-		m.SetDescription("GPU memory still allocated when the memory snapshot was taken, per allocation site (innermost non-library Python frame) and device.")
-		sumPts := m.SetEmptySum()
-		sumPts.SetIsMonotonic(false)
-		sumPts.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		dps := sumPts.DataPoints()
+		dps := spec.AppendNumberMetric(ms, spec.ProfileMemoryOutstanding,
+			"GPU memory still allocated when the memory snapshot was taken, per allocation site (innermost non-library Python frame) and device.")
 		put := func(site string, d, v int64) {
 			dp := dps.AppendEmpty()
 			dp.SetStartTimestamp(start)
@@ -302,26 +296,14 @@ func (a *analysis) emit(opts Options, mtime time.Time) Result {
 
 	// Allocator state per device, with the trace ring's history.
 	if len(devList) > 0 {
-		frag := ms.AppendEmpty()
-		frag.SetName(spec.ProfileAllocatorFragmentation)
-		frag.SetUnit("1")
-		frag.SetDescription("(reserved − allocated − largest free block) / reserved of the caching allocator when the snapshot was taken.")
-		fd := frag.SetEmptyGauge().DataPoints()
-		lfb := ms.AppendEmpty()
-		lfb.SetName(MetricLargestFreeBlock)
-		lfb.SetUnit("By")
-		lfb.SetDescription("Largest inactive (free) block in the caching allocator's segments when the snapshot was taken.")
-		ld := lfb.SetEmptyGauge().DataPoints()
-		ta := ms.AppendEmpty()
-		ta.SetName(spec.ProfileMemoryTotalAllocated)
-		ta.SetUnit("By")
-		ta.SetDescription("Caching allocator's allocated bytes per device, over the memory history and at the snapshot.")
-		tad := ta.SetEmptyGauge().DataPoints()
-		tr := ms.AppendEmpty()
-		tr.SetName(spec.ProfileMemoryTotalReserved)
-		tr.SetUnit("By")
-		tr.SetDescription("Caching allocator's reserved bytes per device, over the memory history and at the snapshot.")
-		trd := tr.SetEmptyGauge().DataPoints()
+		fd := spec.AppendNumberMetric(ms, spec.ProfileAllocatorFragmentation,
+			"(reserved − allocated − largest free block) / reserved of the caching allocator when the snapshot was taken.")
+		ld := spec.AppendNumberMetric(ms, MetricLargestFreeBlock,
+			"Largest inactive (free) block in the caching allocator's segments when the snapshot was taken.")
+		tad := spec.AppendNumberMetric(ms, spec.ProfileMemoryTotalAllocated,
+			"Caching allocator's allocated bytes per device, over the memory history and at the snapshot.")
+		trd := spec.AppendNumberMetric(ms, spec.ProfileMemoryTotalReserved,
+			"Caching allocator's reserved bytes per device, over the memory history and at the snapshot.")
 		gauge := func(dps pmetric.NumberDataPointSlice, d int64, ts pcommon.Timestamp) pmetric.NumberDataPoint {
 			dp := dps.AppendEmpty()
 			dp.SetTimestamp(ts)
@@ -436,40 +418,16 @@ func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, devs map[int64]*de
 		cand = cand[:opts.LeakSuspects]
 	}
 	for _, sp := range cand {
-		lr := sl.LogRecords().AppendEmpty()
-		lr.SetTimestamp(end)
-		lr.SetObservedTimestamp(end)
-		lr.SetSeverityNumber(plog.SeverityNumberWarn)
-		lr.SetSeverityText("WARN")
-		lr.Body().SetStr(fmt.Sprintf("%s allocated at %s on GPU %d early in the memory history (first at %s) is still allocated at its end (%d allocations, %s allocated there during the history); check what keeps these tensors alive (caches, lists of outputs, retained graphs)",
-			profile.FormatBytes(sp.bytes), sp.site, sp.device, rfc(sp.firstUS), sp.count, profile.FormatBytes(sp.alloced)))
-		a.join(lr, sp.meta)
-		at := lr.Attributes()
-		h := sha256.Sum256([]byte(profile.KindLeakSuspect + "\x00" + a.file + "\x00" + sp.site + "\x00" + strconv.FormatInt(sp.device, 10)))
-		at.PutStr(spec.IncidentID, hex.EncodeToString(h[:8]))
-		at.PutStr(spec.IncidentKind, profile.KindLeakSuspect)
-		at.PutStr(spec.IncidentQuadrant, "saturation")
-		at.PutStr(spec.IncidentSeverity, "warning")
-		at.PutStr(spec.IncidentState, "firing")
-		at.PutStr(spec.IncidentStartTime, rfc(sp.firstUS))
-		score := 0.0
-		if total > 0 {
-			score = float64(sp.bytes) / float64(total)
+		rec := profile.LeakRecord{File: a.file, Path: sp.site, Device: sp.device,
+			Outstanding: sp.bytes, OutstandingN: sp.count, Allocated: sp.alloced,
+			Total: total, Threshold: opts.MinLeakBytes, Time: end, Start: rfc(sp.firstUS),
+			Body: fmt.Sprintf("%s allocated at %s on GPU %d early in the memory history (first at %s) is still allocated at its end (%d allocations, %s allocated there during the history); check what keeps these tensors alive (caches, lists of outputs, retained graphs)",
+				profile.FormatBytes(sp.bytes), sp.site, sp.device, rfc(sp.firstUS), sp.count, profile.FormatBytes(sp.alloced)),
+			Action: "Find what holds the tensors allocated at " + sp.site + " past the recorded steps and release them.",
 		}
-		at.PutDouble(spec.IncidentScore, score)
-		ev := at.PutEmptySlice(spec.IncidentEvidence).AppendEmpty().SetEmptyMap()
-		ev.PutStr("signal", spec.ProfileMemoryOutstanding)
-		ev.PutInt("value", sp.bytes)
-		ev.PutInt("threshold", opts.MinLeakBytes)
-		ev.PutStr("unit", "By")
-		at.PutStr(spec.IncidentAction, "Find what holds the tensors allocated at "+sp.site+" past the recorded steps and release them.")
-		at.PutStr(spec.AttrProfileModulePath, sp.site)
-		at.PutInt(spec.AttrProfileDevice, sp.device)
-		at.PutInt(profile.AttrOutstandingB, sp.bytes)
-		at.PutInt(profile.AttrOutstandingN, sp.count)
-		at.PutInt(profile.AttrAllocatedB, sp.alloced)
-		at.PutStr(spec.AttrProfileFile, a.file)
-		a.putStack(at, sp.stack)
+		lr := rec.AppendTo(sl)
+		a.join(lr, sp.meta)
+		a.putStack(lr.Attributes(), sp.stack)
 		a.sum.LeakSuspects++
 	}
 }
