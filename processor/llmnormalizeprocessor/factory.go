@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
 	"github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor/internal/metadata"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // NewFactory returns the factory of the llmnormalize processor.
@@ -20,7 +22,7 @@ func NewFactory() processor.Factory {
 
 // defaultTraceIDAttributes are the span attributes commonly used to carry a
 // trace id outside the span context.
-var defaultTraceIDAttributes = []string{"llm.link.trace_id", "trace_id", "otel.trace_id", "aws.xray.trace_id", "xray.trace_id"}
+var defaultTraceIDAttributes = []string{spec.AttrLinkTraceID, "trace_id", "otel.trace_id", "aws.xray.trace_id", "xray.trace_id"}
 
 func createDefaultConfig() component.Config {
 	return &Config{UnmappedMetrics: UnmappedKeep, TraceIDAttributes: append([]string(nil), defaultTraceIDAttributes...)}

@@ -3,6 +3,9 @@ package llmnormalizeprocessor // import "github.com/llmops-otel/otelcol-llmops/p
 import (
 	"context"
 	"math"
+	"net/url"
+	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -25,32 +28,167 @@ func newNormalizer(cfg *Config) (*normalizer, error) {
 	return &normalizer{cfg: cfg, rules: rs, traceIDs: cfg.TraceIDAttributes}, nil
 }
 
+// pointContext is what labelPoint adds to every point of one resource.
+type pointContext struct {
+	engine, model string
+	// serverAddress and serverPort come from the engine's scrape target
+	// URL (llm.engine.target); empty and 0 when it has none.
+	serverAddress string
+	serverPort    int64
+}
+
 func (n *normalizer) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
 		res := rm.Resource().Attributes()
-		engine, model := "", ""
+		var pc pointContext
 		if v, ok := res.Get(spec.AttrEngineName); ok {
-			engine = v.Str()
+			pc.engine = v.Str()
 		}
 		if v, ok := res.Get(spec.AttrGenAIRequestModel); ok {
-			model = v.Str()
+			pc.model = v.Str()
 		}
+		if v, ok := res.Get(spec.AttrEngineTarget); ok {
+			pc.serverAddress, pc.serverPort = serverFromTarget(v.Str())
+		}
+		resUnversioned := rm.SchemaUrl() == ""
+		wroteAny := resUnversioned && renameGPUModel(res)
 		sms := rm.ScopeMetrics()
 		for j := 0; j < sms.Len(); j++ {
-			n.processScope(sms.At(j).Metrics(), engine, model)
+			sm := sms.At(j)
+			wrote := renameAliases(sm.Metrics(), resUnversioned && sm.SchemaUrl() == "")
+			if n.processScope(sm.Metrics(), pc) {
+				wrote = true
+			}
+			if wrote && sm.SchemaUrl() == "" {
+				sm.SetSchemaUrl(spec.SchemaURL)
+			}
+			wroteAny = wroteAny || wrote
+		}
+		if wroteAny && resUnversioned {
+			rm.SetSchemaUrl(spec.SchemaURL)
 		}
 	}
 	return md, nil
 }
 
+// serverFromTarget reads server.address and server.port from an engine's
+// metrics URL: the engines serve their API and /metrics on one listener
+// (Triton excepted, whose metrics port differs from its inference ports).
+func serverFromTarget(target string) (string, int64) {
+	u, err := url.Parse(target)
+	if err != nil || u.Hostname() == "" {
+		return "", 0
+	}
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	p, _ := strconv.ParseInt(port, 10, 64)
+	return u.Hostname(), p
+}
+
+// renameGPUModel moves an older agent's GPU product name from hw.name to
+// hw.model (spec.Renames) on a GPU resource.
+func renameGPUModel(attrs pcommon.Map) bool {
+	_, gpu := attrs.Get(spec.AttrHwID)
+	_, named := attrs.Get(spec.AttrHwName)
+	if !gpu || !named {
+		return false
+	}
+	renameAttrs(attrs, []labelRename{{spec.AttrHwName, spec.AttrHwModel}})
+	return true
+}
+
+// renameAliases renames unified names of an earlier release (spec.Renames)
+// to this release's and adds to the renamed points what the rename sets
+// (hw.type=gpu). Renames marked Unversioned apply only when unversioned is
+// true: the data's scope and resource carry no schema URL. On such data it
+// also moves a GPU point's hw.name to hw.model and fills the gen_ai.server.*
+// attributes an older agent did not set. It reports whether it changed
+// anything.
+func renameAliases(ms pmetric.MetricSlice, unversioned bool) bool {
+	changed := false
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		var set map[string]string
+		if r, ok := spec.LookupRename(m.Name()); ok && (!r.Unversioned || unversioned) {
+			m.SetName(r.New)
+			if t, known := spec.LookupMetric(r.New); known {
+				m.SetDescription(t.Description)
+			}
+			set = r.Set
+			changed = true
+		} else if !unversioned {
+			continue
+		}
+		t, known := spec.LookupMetric(m.Name())
+		if !known {
+			continue
+		}
+		gpu := t.Group == spec.GroupGPU
+		genAI := strings.HasPrefix(t.Name, "gen_ai.server.")
+		pdatautil.EachAttributes(m, func(attrs pcommon.Map) bool {
+			for k, v := range set {
+				if _, has := attrs.Get(k); !has {
+					attrs.PutStr(k, v)
+				}
+			}
+			if !unversioned {
+				return true
+			}
+			if gpu {
+				if _, has := attrs.Get(spec.AttrHwName); has {
+					renameAttrs(attrs, []labelRename{{spec.AttrHwName, spec.AttrHwModel}})
+					changed = true
+				}
+			}
+			if genAI {
+				_, hasOp := attrs.Get(spec.AttrGenAIOperationName)
+				if v, has := attrs.Get(spec.AttrEngineName); has && !hasOp {
+					setGenAIServer(attrs, pointContext{engine: v.Str()})
+					changed = true
+				}
+			}
+			return true
+		})
+	}
+	return changed
+}
+
+// setGenAIServer puts on a gen_ai.server.* point the attributes semconv
+// requires or recommends there, unless the point has them already.
+func setGenAIServer(attrs pcommon.Map, pc pointContext) {
+	if _, has := attrs.Get(spec.AttrGenAIOperationName); !has {
+		attrs.PutStr(spec.AttrGenAIOperationName, spec.GenAIOperationEngine)
+	}
+	if _, has := attrs.Get(spec.AttrGenAIProviderName); !has && pc.engine != "" {
+		attrs.PutStr(spec.AttrGenAIProviderName, pc.engine)
+	}
+	if pc.serverAddress == "" {
+		return
+	}
+	if _, has := attrs.Get(spec.AttrServerAddress); !has {
+		attrs.PutStr(spec.AttrServerAddress, pc.serverAddress)
+		if pc.serverPort > 0 {
+			attrs.PutInt(spec.AttrServerPort, pc.serverPort)
+		}
+	}
+}
+
 // processScope normalises the metrics of one scope in place. Metrics with
 // no rule are left untouched (or dropped, for an engine's resource, when
-// unmapped_metrics is drop).
-func (n *normalizer) processScope(ms pmetric.MetricSlice, engine, model string) {
+// unmapped_metrics is drop). It reports whether it wrote a unified metric.
+func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext) bool {
+	engine := pc.engine
 	// Derivations read the engine's own metrics, so they run first.
-	derived := n.derive(ms, engine, model)
+	derived := n.derive(ms, pc)
 
 	// When an engine serves a metric under both its current name and a
 	// deprecated alias (a deprecation window), only the current one is
@@ -78,11 +216,11 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, engine, model string) 
 			if r.Deprecated && current[r.Target+matchKey(r)] {
 				continue
 			}
-			pointEngine := engine
-			if pointEngine == "" {
-				pointEngine = r.Engine
+			ppc := pc
+			if ppc.engine == "" {
+				ppc.engine = r.Engine
 			}
-			n.apply(r, m, out, pointEngine, model)
+			n.apply(r, m, out, ppc)
 		}
 		// The source is consumed unless some of its points matched no
 		// rule's selector and unmapped metrics are kept.
@@ -90,7 +228,9 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, engine, model string) 
 	})
 	derived.MoveAndAppendTo(out)
 	mergeByName(out)
+	wrote := out.Len() > 0
 	out.MoveAndAppendTo(ms)
+	return wrote
 }
 
 func isUnified(name string) bool {
@@ -141,7 +281,7 @@ func matches(attrs pcommon.Map, sel []labelValue) bool {
 }
 
 // apply appends to out the unified metric rule r makes of m's points.
-func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, engine, model string) {
+func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, pc pointContext) {
 	dst := pmetric.NewMetric()
 	dst.SetName(r.Target)
 	dst.SetUnit(r.target.Unit)
@@ -173,14 +313,16 @@ func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, e
 			dst.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 		}
 	}
-	pdatautil.EachAttributes(dst, func(attrs pcommon.Map) bool { labelPoint(r, attrs, engine, model); return true })
+	pdatautil.EachAttributes(dst, func(attrs pcommon.Map) bool { labelPoint(r, attrs, pc); return true })
 	dst.MoveTo(out.AppendEmpty())
 }
 
 // labelPoint renames engine labels to spec attributes, drops the selector
 // labels, sets the mapping's fixed attributes, and makes sure the point
-// names its engine and (when known) model.
-func labelPoint(r *rule, attrs pcommon.Map, engine, model string) {
+// names its engine and (when known) model; gen_ai.server.* points also get
+// the attributes semconv asks for there.
+func labelPoint(r *rule, attrs pcommon.Map, pc pointContext) {
+	engine, model := pc.engine, pc.model
 	for _, lv := range r.match {
 		attrs.Remove(lv.key)
 	}
@@ -197,6 +339,9 @@ func labelPoint(r *rule, attrs pcommon.Map, engine, model string) {
 		if _, ok := attrs.Get(spec.AttrGenAIRequestModel); !ok {
 			attrs.PutStr(spec.AttrGenAIRequestModel, model)
 		}
+	}
+	if strings.HasPrefix(r.Target, "gen_ai.server.") {
+		setGenAIServer(attrs, pc)
 	}
 }
 
@@ -331,7 +476,8 @@ func isEmpty(m pmetric.Metric) bool {
 }
 
 // derive computes the engine's derivations from its own metrics.
-func (n *normalizer) derive(ms pmetric.MetricSlice, engine, model string) pmetric.MetricSlice {
+func (n *normalizer) derive(ms pmetric.MetricSlice, pc pointContext) pmetric.MetricSlice {
+	engine := pc.engine
 	out := pmetric.NewMetricSlice()
 	ds := n.rules.derivations[engine]
 	if len(ds) == 0 {
@@ -361,7 +507,7 @@ func (n *normalizer) derive(ms pmetric.MetricSlice, engine, model string) pmetri
 			p.Attributes().CopyTo(o.Attributes())
 			o.SetTimestamp(p.Timestamp())
 			o.SetDoubleValue(value(p) / dv)
-			labelPoint(n.rules.common, o.Attributes(), engine, model)
+			labelPoint(n.rules.common, o.Attributes(), pc)
 		}
 		if g.Len() > 0 {
 			dst.MoveTo(out.AppendEmpty())

@@ -92,14 +92,14 @@ func sortedRenames(m map[string]string) []labelRename {
 // dcgmEngine names the dcgm-exporter table, whose metrics are recognised on
 // any resource (dcgm-exporter is scraped by the prometheus receiver, not by
 // llmengine).
-const dcgmEngine = "dcgm"
+const dcgmEngine = spec.SourceDCGM
 
 // lookup returns the rules for a metric of a resource of the given engine.
 // A leading "ray_" (vLLM under Ray Serve) is ignored.
 func (rs *rules) lookup(name, engine string) []*rule {
 	candidates := rs.bySource[name]
-	if candidates == nil && strings.HasPrefix(name, "ray_") {
-		candidates = rs.bySource[name[len("ray_"):]]
+	if candidates == nil && strings.HasPrefix(name, spec.RayPrefix) {
+		candidates = rs.bySource[name[len(spec.RayPrefix):]]
 	}
 	if len(candidates) == 0 {
 		return nil

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // spanRenames moves deprecated and application-specific GenAI attributes to
@@ -13,17 +15,17 @@ import (
 // name wins; the old one is removed either way. llm.prompt_template_id and
 // llm.fallback_triggered have no semconv counterpart and are kept as is.
 var spanRenames = []labelRename{
-	{"gen_ai.usage.prompt_tokens", "gen_ai.usage.input_tokens"},
-	{"gen_ai.usage.completion_tokens", "gen_ai.usage.output_tokens"},
-	{"gen_ai.system", "gen_ai.provider.name"},
-	{"llm.model", "gen_ai.request.model"},
-	{"llm.input_tokens", "gen_ai.usage.input_tokens"},
-	{"llm.output_tokens", "gen_ai.usage.output_tokens"},
+	{"gen_ai.usage.prompt_tokens", spec.AttrGenAIUsageInputTokens},
+	{"gen_ai.usage.completion_tokens", spec.AttrGenAIUsageOutputTokens},
+	{"gen_ai.system", spec.AttrGenAIProviderName},
+	{"llm.model", spec.AttrGenAIRequestModel},
+	{"llm.input_tokens", spec.AttrGenAIUsageInputTokens},
+	{"llm.output_tokens", spec.AttrGenAIUsageOutputTokens},
 }
 
 // linkTraceIDAttr holds the normalised, joinable form of a trace id found
 // in another attribute.
-const linkTraceIDAttr = "llm.link.trace_id"
+const linkTraceIDAttr = spec.AttrLinkTraceID
 
 func (n *normalizer) processTraces(_ context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	rss := td.ResourceSpans()

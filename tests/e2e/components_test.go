@@ -15,10 +15,10 @@ import (
 // repository are added here by the issue that adds them to builder-config.yaml.
 var wantComponents = map[string][]string{
 	"receivers":  {"otlp", "prometheus", "receiver_creator", "nvml", "llmengine", "profileimport"},
-	"processors": {"batch", "memory_limiter", "transform", "filter", "tail_sampling", "llmnormalize", "rootcause"},
+	"processors": {"batch", "memory_limiter", "transform", "filter", "tail_sampling", "llmnormalize"},
 	"exporters":  {"otlp_grpc", "otlp_http", "debug", "file", "prometheus", "prometheus_remote_write", "alertwebhook"},
 	"extensions": {"health_check", "pprof", "file_storage", "k8s_observer"},
-	"connectors": {"span_metrics"},
+	"connectors": {"span_metrics", "rootcause"},
 }
 
 func TestComponentsListed(t *testing.T) {

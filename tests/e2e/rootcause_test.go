@@ -176,6 +176,7 @@ func startRootcause(t *testing.T, s rcSetup) *rcRun {
 receivers:
 %sprocessors:
   llmnormalize: {}
+connectors:
   rootcause:
     evaluation_interval: %s
     warmup: %s
@@ -202,17 +203,21 @@ service:
     metrics:
       level: none
   pipelines:
-    metrics:
+    metrics/in:
       receivers: [%s]
-      processors: [llmnormalize, rootcause]
+      processors: [llmnormalize]
+      exporters: [rootcause]
+    metrics:
+      receivers: [rootcause]
       exporters: [otlp]
     traces:
       receivers: [profileimport]
-      processors: [rootcause]
-      exporters: [otlp]
+      exporters: [rootcause, otlp]
     logs:
       receivers: [profileimport]
-      processors: [rootcause]
+      exporters: [rootcause, otlp]
+    logs/incidents:
+      receivers: [rootcause]
       exporters: [otlp]
 `, receivers, rcTick, rcWarmup, rcLeakWindow, rcKVFor, rcLatencyWindow, rcThroughputWin, rcQueueFor, rcQueueMin,
 		rcThrottleFor, r.backend.GRPCEndpoint, health, metrics)

@@ -1,0 +1,338 @@
+package rootcauseconnector // import "github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
+)
+
+// Config is the rootcause connector's configuration. Every threshold and
+// window of every detector is here; the defaults are in factory.go.
+type Config struct {
+	// EvaluationInterval is how often the detectors run over the state.
+	EvaluationInterval time.Duration `mapstructure:"evaluation_interval"`
+	// MaxSubjects bounds the GPUs, processes, engine targets and models
+	// tracked; beyond it the least recently seen subject is evicted (and
+	// counted in the connector's own telemetry).
+	MaxSubjects int `mapstructure:"max_subjects"`
+	// ResolveAfter: a firing incident resolves once its condition has been
+	// clear this long.
+	ResolveAfter time.Duration `mapstructure:"resolve_after"`
+	// RenotifyInterval: a still-firing incident is emitted again this often
+	// (0: never), so downstream alerting sees it is still there.
+	RenotifyInterval time.Duration `mapstructure:"renotify_interval"`
+	// Warmup: an engine (or GPU process) younger than this is in cold start:
+	// its samples stay out of baselines and latency/throughput detectors do
+	// not fire on it.
+	Warmup time.Duration `mapstructure:"warmup"`
+	// StaleAfter: a subject that has not reported for this long stops being
+	// evaluated (its incidents resolve).
+	StaleAfter time.Duration `mapstructure:"stale_after"`
+
+	Leak       LeakConfig       `mapstructure:"leak"`
+	KVCache    KVCacheConfig    `mapstructure:"kv_cache"`
+	CacheHit   CacheHitConfig   `mapstructure:"cache_hit"`
+	Latency    LatencyConfig    `mapstructure:"latency"`
+	Throughput ThroughputConfig `mapstructure:"throughput"`
+	Queue      QueueConfig      `mapstructure:"queue"`
+	Throttle   ThrottleConfig   `mapstructure:"throttle"`
+	// HardwareErrors: XID events and uncorrected ECC errors.
+	HardwareErrors HardwareErrorsConfig `mapstructure:"hardware_errors"`
+	Joint          JointConfig          `mapstructure:"joint"`
+	Rules          []RuleConfig         `mapstructure:"rules"`
+	DrillDown      DrillDownConfig      `mapstructure:"drilldown"`
+	// Derived says which derived metrics are added to the metrics passing
+	// through (hw.gpu.memory.growth_rate, hw.gpu.memory.time_to_exhaustion,
+	// llm.engine.prefix_cache.hit_ratio) and whether exemplars are attached.
+	Derived DerivedConfig `mapstructure:"derived"`
+}
+
+// LeakConfig tunes the GPU memory leak detector.
+type LeakConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Window of hw.gpu.memory.usage / process.gpu.memory.usage over which
+	// the robust (Theil–Sen) slope is taken.
+	Window time.Duration `mapstructure:"window"`
+	// MinSlopeMiBPerMinute: growth below this is not a leak.
+	MinSlopeMiBPerMinute float64 `mapstructure:"min_slope_mib_per_minute"`
+	// MinSteadiness (0..1): the share of the window's pairwise slopes that
+	// are positive; a sawtooth or a single step is not a steady leak.
+	MinSteadiness float64 `mapstructure:"min_steadiness"`
+	// CriticalExhaustion: time to exhaustion under this makes it critical.
+	CriticalExhaustion time.Duration `mapstructure:"critical_exhaustion"`
+	// KVExplainedRise: a rise of llm.engine.kv_cache.utilization at least
+	// this large (fraction points) over the window on the same process/GPU
+	// makes the growth KV-cache growth, not a leak.
+	KVExplainedRise float64 `mapstructure:"kv_explained_rise"`
+}
+
+// KVCacheConfig tunes KV-cache saturation.
+type KVCacheConfig struct {
+	Enabled   bool          `mapstructure:"enabled"`
+	Threshold float64       `mapstructure:"threshold"`
+	For       time.Duration `mapstructure:"for"`
+}
+
+// CacheHitConfig tunes the prefix/KV cache hit-rate drop.
+type CacheHitConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Window over which hits/queries deltas give the current ratio.
+	Window time.Duration `mapstructure:"window"`
+	// Baseline: how far back the recent ratios forming the baseline go.
+	Baseline time.Duration `mapstructure:"baseline"`
+	MinRatio float64       `mapstructure:"min_ratio"`
+	Sigma    float64       `mapstructure:"sigma"`
+	// MinQueries in the window before a ratio is judged.
+	MinQueries float64 `mapstructure:"min_queries"`
+}
+
+// LatencyConfig tunes the latency spike detector.
+type LatencyConfig struct {
+	Enabled  bool    `mapstructure:"enabled"`
+	Quantile float64 `mapstructure:"quantile"`
+	// Window of histogram deltas the current quantile is computed over.
+	Window time.Duration `mapstructure:"window"`
+	// Baseline: how far back the recent quantiles forming the baseline go.
+	Baseline time.Duration `mapstructure:"baseline"`
+	Sigma    float64       `mapstructure:"sigma"`
+	// Floors (seconds) per unified histogram: below them nothing fires
+	// whatever the baseline says.
+	TimeToFirstTokenFloor   float64 `mapstructure:"time_to_first_token_floor"`
+	TimePerOutputTokenFloor float64 `mapstructure:"time_per_output_token_floor"`
+	RequestDurationFloor    float64 `mapstructure:"request_duration_floor"`
+	QueueDurationFloor      float64 `mapstructure:"queue_duration_floor"`
+}
+
+// ThroughputConfig tunes the throughput drop detector.
+type ThroughputConfig struct {
+	Enabled  bool          `mapstructure:"enabled"`
+	Window   time.Duration `mapstructure:"window"`
+	Baseline time.Duration `mapstructure:"baseline"`
+	// Drop: fires when the output-token rate is this fraction below its
+	// baseline while requests are waiting.
+	Drop float64 `mapstructure:"drop"`
+}
+
+// QueueConfig tunes the queue build-up detector.
+type QueueConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// MinWaiting requests waiting, growing over For.
+	MinWaiting float64       `mapstructure:"min_waiting"`
+	For        time.Duration `mapstructure:"for"`
+}
+
+// ThrottleConfig tunes GPU throttling (thermal/power reasons held).
+type ThrottleConfig struct {
+	Enabled bool          `mapstructure:"enabled"`
+	For     time.Duration `mapstructure:"for"`
+}
+
+// HardwareErrorsConfig switches the XID and uncorrected-ECC detector.
+type HardwareErrorsConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+}
+
+// JointConfig merges a latency spike, a cache hit-rate drop and a memory
+// slope seen within Window into one critical incident.
+type JointConfig struct {
+	Enabled bool          `mapstructure:"enabled"`
+	Window  time.Duration `mapstructure:"window"`
+	Weights JointWeights  `mapstructure:"weights"`
+}
+
+// JointWeights are the score weights of the joint trigger.
+type JointWeights struct {
+	Latency float64 `mapstructure:"latency"`
+	Cache   float64 `mapstructure:"cache"`
+	Memory  float64 `mapstructure:"memory"`
+}
+
+// RuleConfig is a user rule on any metric.
+type RuleConfig struct {
+	// Name becomes the incident kind.
+	Name   string `mapstructure:"name"`
+	Metric string `mapstructure:"metric"`
+	// Attributes the point (or its resource) must carry, exactly.
+	Attributes map[string]string `mapstructure:"attributes"`
+	// Exactly one of Above, Below or Sigma.
+	Above *float64 `mapstructure:"above"`
+	Below *float64 `mapstructure:"below"`
+	// Sigma: fires when the value is this many standard deviations away
+	// from its own baseline (either side).
+	Sigma *float64 `mapstructure:"sigma"`
+	// Baseline: the period the sigma baseline spans (default
+	// latency.baseline).
+	Baseline time.Duration `mapstructure:"baseline"`
+	For      time.Duration `mapstructure:"for"`
+	Severity string        `mapstructure:"severity"`
+	// Quadrant: latency, errors, throughput or saturation (default errors).
+	Quadrant string `mapstructure:"quadrant"`
+	Action   string `mapstructure:"action"`
+}
+
+// DrillDownConfig bounds what is kept to link incidents to spans.
+type DrillDownConfig struct {
+	// MaxSpans: profiler/application spans indexed (oldest dropped first).
+	MaxSpans int `mapstructure:"max_spans"`
+	// MaxProfiles: per-process layer summaries (from profileimport's
+	// memory metrics and leak suspects) kept.
+	MaxProfiles int `mapstructure:"max_profiles"`
+	// Retention: spans and profiles older than this are not used.
+	Retention time.Duration `mapstructure:"retention"`
+	// ProfileHint is appended to incidents with no profile of the process.
+	ProfileHint string `mapstructure:"profile_hint"`
+}
+
+// DerivedConfig switches derived metrics and exemplars.
+type DerivedConfig struct {
+	Metrics   bool `mapstructure:"metrics"`
+	Exemplars bool `mapstructure:"exemplars"`
+}
+
+// Validate checks every field at start; messages name the field.
+func (cfg *Config) Validate() error {
+	var errs []error
+	positive := func(name string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	fraction := func(name string, v float64) {
+		if !(v > 0 && v <= 1) {
+			errs = append(errs, fmt.Errorf("%s must be in (0, 1], got %g", name, v))
+		}
+	}
+	nonNeg := func(name string, v float64) {
+		if !(v >= 0) {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %g", name, v))
+		}
+	}
+	positive("evaluation_interval", cfg.EvaluationInterval)
+	if cfg.MaxSubjects <= 0 {
+		errs = append(errs, fmt.Errorf("max_subjects must be positive, got %d", cfg.MaxSubjects))
+	}
+	positive("resolve_after", cfg.ResolveAfter)
+	if cfg.RenotifyInterval < 0 {
+		errs = append(errs, fmt.Errorf("renotify_interval must not be negative (0 disables), got %s", cfg.RenotifyInterval))
+	}
+	if cfg.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", cfg.Warmup))
+	}
+	positive("stale_after", cfg.StaleAfter)
+
+	positive("leak.window", cfg.Leak.Window)
+	nonNeg("leak.min_slope_mib_per_minute", cfg.Leak.MinSlopeMiBPerMinute)
+	fraction("leak.min_steadiness", cfg.Leak.MinSteadiness)
+	positive("leak.critical_exhaustion", cfg.Leak.CriticalExhaustion)
+	nonNeg("leak.kv_explained_rise", cfg.Leak.KVExplainedRise)
+	if cfg.Leak.Window > 0 && cfg.EvaluationInterval > 0 && cfg.Leak.Window < 4*cfg.EvaluationInterval {
+		errs = append(errs, fmt.Errorf("leak.window (%s) must cover at least 4 evaluation_interval (%s) to fit a slope", cfg.Leak.Window, cfg.EvaluationInterval))
+	}
+
+	fraction("kv_cache.threshold", cfg.KVCache.Threshold)
+	if cfg.KVCache.For < 0 {
+		errs = append(errs, fmt.Errorf("kv_cache.for must not be negative, got %s", cfg.KVCache.For))
+	}
+
+	positive("cache_hit.window", cfg.CacheHit.Window)
+	positive("cache_hit.baseline", cfg.CacheHit.Baseline)
+	if cfg.CacheHit.Baseline > 0 && cfg.CacheHit.Baseline <= cfg.CacheHit.Window {
+		errs = append(errs, fmt.Errorf("cache_hit.baseline (%s) must be longer than cache_hit.window (%s)", cfg.CacheHit.Baseline, cfg.CacheHit.Window))
+	}
+	fraction("cache_hit.min_ratio", cfg.CacheHit.MinRatio)
+	nonNeg("cache_hit.sigma", cfg.CacheHit.Sigma)
+	nonNeg("cache_hit.min_queries", cfg.CacheHit.MinQueries)
+
+	if !(cfg.Latency.Quantile > 0 && cfg.Latency.Quantile < 1) {
+		errs = append(errs, fmt.Errorf("latency.quantile must be in (0, 1), got %g", cfg.Latency.Quantile))
+	}
+	positive("latency.window", cfg.Latency.Window)
+	positive("latency.baseline", cfg.Latency.Baseline)
+	if cfg.Latency.Baseline > 0 && cfg.Latency.Baseline <= cfg.Latency.Window {
+		errs = append(errs, fmt.Errorf("latency.baseline (%s) must be longer than latency.window (%s)", cfg.Latency.Baseline, cfg.Latency.Window))
+	}
+	nonNeg("latency.sigma", cfg.Latency.Sigma)
+	nonNeg("latency.time_to_first_token_floor", cfg.Latency.TimeToFirstTokenFloor)
+	nonNeg("latency.time_per_output_token_floor", cfg.Latency.TimePerOutputTokenFloor)
+	nonNeg("latency.request_duration_floor", cfg.Latency.RequestDurationFloor)
+	nonNeg("latency.queue_duration_floor", cfg.Latency.QueueDurationFloor)
+
+	positive("throughput.window", cfg.Throughput.Window)
+	positive("throughput.baseline", cfg.Throughput.Baseline)
+	if cfg.Throughput.Baseline > 0 && cfg.Throughput.Baseline <= cfg.Throughput.Window {
+		errs = append(errs, fmt.Errorf("throughput.baseline (%s) must be longer than throughput.window (%s)", cfg.Throughput.Baseline, cfg.Throughput.Window))
+	}
+	fraction("throughput.drop", cfg.Throughput.Drop)
+
+	nonNeg("queue.min_waiting", cfg.Queue.MinWaiting)
+	positive("queue.for", cfg.Queue.For)
+	if cfg.Throttle.For < 0 {
+		errs = append(errs, fmt.Errorf("throttle.for must not be negative, got %s", cfg.Throttle.For))
+	}
+
+	positive("joint.window", cfg.Joint.Window)
+	w := cfg.Joint.Weights
+	nonNeg("joint.weights.latency", w.Latency)
+	nonNeg("joint.weights.cache", w.Cache)
+	nonNeg("joint.weights.memory", w.Memory)
+	if cfg.Joint.Enabled && w.Latency+w.Cache+w.Memory <= 0 {
+		errs = append(errs, errors.New("joint.weights must not all be zero"))
+	}
+
+	names := map[string]bool{}
+	for i, r := range cfg.Rules {
+		at := fmt.Sprintf("rules[%d]", i)
+		if r.Name == "" {
+			errs = append(errs, fmt.Errorf("%s.name is required (it becomes the incident kind)", at))
+		} else if names[r.Name] {
+			errs = append(errs, fmt.Errorf("%s.name %q is used twice", at, r.Name))
+		}
+		names[r.Name] = true
+		if r.Metric == "" {
+			errs = append(errs, fmt.Errorf("%s.metric is required", at))
+		}
+		n := 0
+		for _, p := range []*float64{r.Above, r.Below, r.Sigma} {
+			if p != nil {
+				n++
+			}
+		}
+		if n != 1 {
+			errs = append(errs, fmt.Errorf("%s needs exactly one of above, below or sigma, got %d", at, n))
+		}
+		if r.Sigma != nil && *r.Sigma <= 0 {
+			errs = append(errs, fmt.Errorf("%s.sigma must be positive, got %g", at, *r.Sigma))
+		}
+		if r.Baseline < 0 {
+			errs = append(errs, fmt.Errorf("%s.baseline must not be negative, got %s", at, r.Baseline))
+		}
+		if r.For < 0 {
+			errs = append(errs, fmt.Errorf("%s.for must not be negative, got %s", at, r.For))
+		}
+		switch r.Severity {
+		case "", spec.SeverityWarning, spec.SeverityCritical:
+		default:
+			errs = append(errs, fmt.Errorf("%s.severity must be %q or %q, got %q", at, spec.SeverityWarning, spec.SeverityCritical, r.Severity))
+		}
+		switch r.Quadrant {
+		case "", spec.QuadrantLatency, spec.QuadrantErrors, spec.QuadrantThroughput, spec.QuadrantSaturation:
+		default:
+			errs = append(errs, fmt.Errorf("%s.quadrant must be one of latency, errors, throughput, saturation, got %q", at, r.Quadrant))
+		}
+		if strings.ContainsAny(r.Name, " \t\n") {
+			errs = append(errs, fmt.Errorf("%s.name %q must not contain spaces (it becomes the incident kind)", at, r.Name))
+		}
+	}
+
+	if cfg.DrillDown.MaxSpans <= 0 {
+		errs = append(errs, fmt.Errorf("drilldown.max_spans must be positive, got %d", cfg.DrillDown.MaxSpans))
+	}
+	if cfg.DrillDown.MaxProfiles <= 0 {
+		errs = append(errs, fmt.Errorf("drilldown.max_profiles must be positive, got %d", cfg.DrillDown.MaxProfiles))
+	}
+	positive("drilldown.retention", cfg.DrillDown.Retention)
+	return errors.Join(errs...)
+}

@@ -1,0 +1,61 @@
+package rootcauseconnector
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector/internal/metadata"
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
+)
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	if err := createDefaultConfig().(*Config).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTunedConfig(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	testutil.LoadConfig(t, metadata.Type, "tuned", cfg)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.EvaluationInterval != 2*time.Second || cfg.Leak.Window != 20*time.Minute || cfg.Leak.MinSlopeMiBPerMinute != 50 ||
+		cfg.Leak.MinSteadiness != 0.8 || cfg.KVCache.Threshold != 0.9 || cfg.Latency.Quantile != 0.95 ||
+		cfg.Latency.TimeToFirstTokenFloor != 1 || cfg.Joint.Weights.Latency != 0.5 || cfg.RenotifyInterval != 0 ||
+		cfg.DrillDown.MaxSpans != 10000 || cfg.DrillDown.MaxProfiles != 256 {
+		t.Fatalf("%+v", cfg)
+	}
+	if len(cfg.Rules) != 2 || *cfg.Rules[0].Above != 0.05 || cfg.Rules[0].For != 5*time.Minute ||
+		cfg.Rules[0].Attributes["service.name"] != "chat-api" || *cfg.Rules[1].Sigma != 4 {
+		t.Fatalf("%+v", cfg.Rules)
+	}
+}
+
+func TestBadConfigNamesEveryField(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	testutil.LoadConfig(t, metadata.Type, "bad", cfg)
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		"evaluation_interval must be positive",
+		"leak.min_steadiness must be in (0, 1]",
+		"kv_cache.threshold must be in (0, 1], got 85",
+		"latency.quantile must be in (0, 1), got 99",
+		"latency.baseline (5m0s) must be longer than latency.window (10m0s)",
+		"rules[0].name is required",
+		"rules[0] needs exactly one of above, below or sigma, got 2",
+		"rules[1] needs exactly one of above, below or sigma, got 0",
+		`rules[1].severity must be "warning" or "critical", got "page"`,
+		`rules[2].name "twice" is used twice`,
+		"rules[2].sigma must be positive",
+		`rules[2].quadrant must be one of latency, errors, throughput, saturation, got "cost"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}

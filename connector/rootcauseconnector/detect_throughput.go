@@ -1,0 +1,50 @@
+package rootcauseconnector
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
+)
+
+// throughputDetector: an engine's output-token rate over throughput.window
+// more than throughput.drop below its baseline while requests wait (a rate
+// that falls because load fell is not a drop).
+type throughputDetector struct{ cfg ThroughputConfig }
+
+func (det throughputDetector) detect(d *diagnoser, ev *evaluation) {
+	for _, s := range d.subjects.engines {
+		if f, ok := det.dropped(d, s, ev.now); ok {
+			ev.add(f)
+		}
+	}
+}
+
+func (det throughputDetector) dropped(d *diagnoser, s *subject, now int64) (finding, bool) {
+	cfg, es := det.cfg, s.engine
+	rate, ok := d.tokenRate(s, now)
+	if !ok || !d.warm(s) {
+		return finding{}, false
+	}
+	mean, _ := es.tputBase.MeanStd()
+	n := es.tputBase.Len()
+	low := n >= minBaseline && rate < mean*(1-cfg.Drop)
+	waiting, haveWaiting := es.waiting.Last()
+	if !low || !haveWaiting || waiting.V <= 0 {
+		// A low rate with nobody waiting is less load, not a drop: it
+		// stays out of the baseline too.
+		if !low {
+			es.tputBase.Push(now, rate)
+		}
+		return finding{}, false
+	}
+	f := finding{kind: spec.IncidentKindThroughputDrop, quadrant: spec.QuadrantThroughput, severity: spec.SeverityWarning, subj: s,
+		start: now, score: math.Min(1, (mean-rate)/math.Max(mean, 1e-9)), drill: drillTime}
+	f.evidence = append(f.evidence, evidence{signal: spec.EvidenceTokensRate, value: rate, baseline: mean,
+		hasBaseline: true, threshold: mean * (1 - cfg.Drop), hasThresh: true, unit: "{token}/s",
+		note: "gen_ai.token.type=output"},
+		evidence{signal: spec.EngineRequestsWaiting, value: waiting.V, unit: "{request}"})
+	f.body = fmt.Sprintf("Output tokens/s of %s down to %.0f from %.0f while %.0f requests wait", engineName(s), rate, mean, waiting.V)
+	f.action = d.gpuCause(s, "Check what else runs on the GPU and for throttling; scale out if load grew.")
+	return f, true
+}
