@@ -5,9 +5,13 @@
 // and drills down from the GPU sample to the profiler spans and the model
 // layer behind it. Incidents are emitted as log records (DESIGN.md §4).
 //
-// One state is shared by every pipeline the processor is placed in: metrics
-// feed the detectors, traces and logs (profiler spans, leak suspects) feed
-// the drill-down, and incidents go out through the logs pipelines.
+// It is a connector: one state (the diagnoser) is shared by its
+// metrics→metrics, metrics→logs, traces→logs and logs→logs pairs. Metrics
+// feed the detectors and pass through with derived metrics and exemplars;
+// traces and logs (profiler spans, leak suspects) feed the drill-down;
+// incidents go out through the logs pipelines the connector is a receiver
+// of. Each detector (detect_*.go) sits behind the detector interface and is
+// configured by one block of Config.
 //
 //go:generate ../../.tools/mdatagen metadata.yaml
 package rootcauseconnector // import "github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector"

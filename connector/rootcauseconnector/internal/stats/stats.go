@@ -1,4 +1,4 @@
-// Package stats is the numeric core of the rootcause processor: bounded
+// Package stats is the numeric core of the rootcause connector: bounded
 // time-bucketed series, a robust (Theil–Sen) trend estimate, histogram
 // quantiles and rolling baselines.
 //
