@@ -121,8 +121,8 @@ func (d *diagnoser) loop() {
 		select {
 		case <-d.stop:
 			return
-		case now := <-t.C:
-			d.tick(now)
+		case <-t.C:
+			d.tick(d.now())
 		}
 	}
 }
