@@ -6,7 +6,8 @@ package spec
 //
 // Deliberately unmapped:
 //   - DCGM_FI_DEV_FB_FREE: hw.gpu.memory.limit is used + free, a sum no
-//     mapping or ratio derivation can express.
+//     mapping or ratio derivation can express; for the same reason
+//     hw.gpu.memory.utilization (used / (used + free)) is not derived.
 //   - DCGM_FI_DEV_FB_TOTAL (not default): includes the reserved memory the
 //     limit excludes.
 //   - DCGM_FI_DEV_XID_ERRORS: a gauge holding the last XID code, not a count.
@@ -24,7 +25,7 @@ func init() {
 	const e = "dcgm"
 	labels := map[string]string{
 		"UUID":       AttrHwID,
-		"modelName":  AttrHwName,
+		"modelName":  AttrHwModel,
 		"gpu":        AttrHwGpuIndex,
 		"pci_bus_id": AttrHwGpuPciBusID,
 		"GPU_I_ID":   AttrHwGpuMigGI,
@@ -43,7 +44,8 @@ func init() {
 			Set: map[string]string{AttrHwGpuTask: "encoder"}},
 		{Engine: e, Source: "DCGM_FI_DEV_DEC_UTIL", SourceType: "gauge", SourceUnit: "%", Target: HwGpuUtilization, Labels: labels,
 			Set: map[string]string{AttrHwGpuTask: "decoder"}},
-		{Engine: e, Source: "DCGM_FI_DEV_MEM_COPY_UTIL", SourceType: "gauge", SourceUnit: "%", Target: HwGpuMemoryUtilization, Labels: labels},
+		{Engine: e, Source: "DCGM_FI_DEV_MEM_COPY_UTIL", SourceType: "gauge", SourceUnit: "%", Target: HwGpuMemoryControllerUtilization, Labels: labels,
+			Note: "memory-controller busy time, not the share of memory in use (hw.gpu.memory.utilization)"},
 
 		{Engine: e, Source: "DCGM_FI_PROF_SM_ACTIVE", SourceType: "gauge", SourceUnit: "1", Target: HwGpuSmUtilization, Labels: labels},
 		{Engine: e, Source: "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", SourceType: "gauge", SourceUnit: "1", Target: HwGpuTensorUtilization, Labels: labels},
@@ -63,5 +65,28 @@ func init() {
 			Set: map[string]string{AttrHwType: "gpu", AttrErrorType: "corrected"}, Note: "single-bit (corrected) volatile ECC errors"},
 		{Engine: e, Source: "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", SourceType: "counter", SourceUnit: "{error}", Target: HwErrors, Labels: labels,
 			Set: map[string]string{AttrHwType: "gpu", AttrErrorType: "uncorrected"}, Note: "double-bit (uncorrected) volatile ECC errors"},
+	}
+	setGPUType(mappingTables[e])
+}
+
+// setGPUType adds hw.type=gpu to every mapping of a table that feeds a GPU
+// metric: the spec has it on every GPU point.
+func setGPUType(table []Mapping) {
+	gpuMetric := map[string]bool{}
+	for _, t := range metrics { // the index is not built yet at init
+		gpuMetric[t.Name] = t.Group == GroupGPU
+	}
+	for i, m := range table {
+		if !gpuMetric[m.Target] {
+			continue
+		}
+		if _, has := m.Set[AttrHwType]; has {
+			continue
+		}
+		set := map[string]string{AttrHwType: "gpu"}
+		for k, v := range m.Set {
+			set[k] = v
+		}
+		table[i].Set = set
 	}
 }

@@ -5,9 +5,11 @@ package spec
 // are) and, with data parallelism, dp_rank (the engine instance).
 //
 // Deliberately unmapped:
-//   - sglang:time_per_output_token_seconds (older releases): each
-//     observation is the running mean since the first token, (now -
-//     first token time) / (tokens - 1), not the gap between two tokens.
+//   - sglang:time_per_output_token_seconds (older releases): observed on
+//     every streamed chunk as the running mean since the first token, (now -
+//     first token time) / (tokens - 1): neither one observation per request
+//     (gen_ai.server.time_per_output_token) nor the gap between two tokens
+//     (llm.engine.inter_token_latency). SGLang has no per-request series.
 //   - sglang:cache_hit_rate: a ratio gauge; the unified hit ratio is derived
 //     from counters. sglang:cached_tokens_total is mapped as hits; SGLang
 //     exports no lookup counter (every prompt token is looked up, but
@@ -35,7 +37,7 @@ func init() {
 			Set: map[string]string{AttrGenAITokenType: "output"}},
 
 		{Engine: e, Source: "sglang:time_to_first_token_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimeToFirstToken, Labels: rank},
-		{Engine: e, Source: "sglang:inter_token_latency_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimePerOutputToken, Labels: rank,
+		{Engine: e, Source: "sglang:inter_token_latency_seconds", SourceType: "histogram", SourceUnit: "s", Target: EngineInterTokenLatency, Labels: rank,
 			Note: "a chunk of n tokens counts as n observations of its interval / n"},
 		{Engine: e, Source: "sglang:e2e_request_latency_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerRequestDuration, Labels: rank},
 		{Engine: e, Source: "sglang:queue_time_seconds", SourceType: "histogram", SourceUnit: "s", Target: EngineRequestQueueDuration, Labels: rank},

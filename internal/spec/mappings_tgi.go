@@ -3,12 +3,10 @@ package spec
 // Hugging Face Text Generation Inference (the router's /metrics).
 //
 // TGI has no time-to-first-token or per-token latency histogram, so
-// gen_ai.server.time_to_first_token and time_per_output_token are not
-// mapped for it.
+// gen_ai.server.time_to_first_token and llm.engine.inter_token_latency are
+// not mapped for it.
 //
 // Deliberately unmapped:
-//   - tgi_request_mean_time_per_token_duration: one observation per request
-//     (its mean time per generated token), not one per token.
 //   - tgi_request_inference_duration, tgi_request_validation_duration,
 //     tgi_batch_*_duration: parts of a request's or batch's time, not the
 //     end-to-end duration.
@@ -33,6 +31,8 @@ func init() {
 			Note: "the _sum of the per-request generated length histogram, read as a counter; observed for successful requests"},
 
 		{Engine: e, Source: "tgi_request_duration", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerRequestDuration},
+		{Engine: e, Source: "tgi_request_mean_time_per_token_duration", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimePerOutputToken,
+			Note: "one observation per successful request, as semconv asks, but TGI divides the whole inference time (prefill included) by all generated tokens: reads high by about prefill time / tokens"},
 		{Engine: e, Source: "tgi_request_queue_duration", SourceType: "histogram", SourceUnit: "s", Target: EngineRequestQueueDuration},
 
 		{Engine: e, Source: "tgi_request_success", SourceType: "counter", SourceUnit: "{request}", Target: EngineRequestsFinished,

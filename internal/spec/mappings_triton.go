@@ -53,4 +53,5 @@ func init() {
 		{Engine: e, Source: "nv_gpu_memory_total_bytes", SourceType: "gauge", SourceUnit: "By", Target: HwGpuMemoryLimit, Labels: gpu,
 			Note: "total memory; may include the driver-reserved part that hw.gpu.memory.limit excludes"},
 	}
+	setGPUType(mappingTables[e])
 }

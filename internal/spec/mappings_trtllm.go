@@ -4,9 +4,6 @@ package spec
 // kept as it is.
 //
 // Deliberately unmapped:
-//   - trtllm_time_per_output_token_seconds: one observation per request (its
-//     mean time per output token), not one per token; TensorRT-LLM has no
-//     per-token latency histogram.
 //   - trtllm_kv_cache_reused_blocks_total, trtllm_kv_cache_missed_blocks_total:
 //     counted in KV blocks, while llm.engine.prefix_cache.* count tokens;
 //     multiplying by trtllm_kv_cache_tokens_per_block would overcount
@@ -31,6 +28,8 @@ func init() {
 			Set: map[string]string{AttrGenAITokenType: "output"}},
 
 		{Engine: e, Source: "trtllm_time_to_first_token_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimeToFirstToken},
+		{Engine: e, Source: "trtllm_time_per_output_token_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimePerOutputToken,
+			Note: "one observation per finished request (its mean time per output token after the first); TensorRT-LLM has no per-token histogram"},
 		{Engine: e, Source: "trtllm_e2e_request_latency_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerRequestDuration},
 		{Engine: e, Source: "trtllm_request_queue_time_seconds", SourceType: "histogram", SourceUnit: "s", Target: EngineRequestQueueDuration},
 

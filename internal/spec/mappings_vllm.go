@@ -4,9 +4,6 @@ package spec
 // the processor before lookup, so those copies are not listed.
 //
 // Deliberately unmapped:
-//   - vllm:request_time_per_output_token_seconds: one observation per request
-//     (that request's mean time per output token), not one per token, so it
-//     is not gen_ai.server.time_per_output_token.
 //   - vllm:num_requests_swapped, vllm:cpu_cache_usage_perc: V0 CPU swap
 //     space; no unified metric.
 //   - vllm:request_inference_time_seconds, _prefill_time_seconds,
@@ -40,8 +37,11 @@ func init() {
 			Set: map[string]string{AttrGenAITokenType: "output"}},
 
 		{Engine: e, Source: "vllm:time_to_first_token_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimeToFirstToken},
-		{Engine: e, Source: "vllm:inter_token_latency_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimePerOutputToken},
-		{Engine: e, Source: "vllm:time_per_output_token_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimePerOutputToken,
+		{Engine: e, Source: "vllm:request_time_per_output_token_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerTimePerOutputToken,
+			Note: "one observation per finished request: its decode time / (output tokens - 1), as semconv defines it"},
+		{Engine: e, Source: "vllm:inter_token_latency_seconds", SourceType: "histogram", SourceUnit: "s", Target: EngineInterTokenLatency,
+			Note: "one observation per output token after the first"},
+		{Engine: e, Source: "vllm:time_per_output_token_seconds", SourceType: "histogram", SourceUnit: "s", Target: EngineInterTokenLatency,
 			Deprecated: true, Note: "older name of vllm:inter_token_latency_seconds (one observation per output token)"},
 		{Engine: e, Source: "vllm:e2e_request_latency_seconds", SourceType: "histogram", SourceUnit: "s", Target: GenAIServerRequestDuration},
 		{Engine: e, Source: "vllm:request_queue_time_seconds", SourceType: "histogram", SourceUnit: "s", Target: EngineRequestQueueDuration},

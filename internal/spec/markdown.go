@@ -16,7 +16,7 @@ var groupTitles = []struct {
 	{GroupProcess, "GPU processes", "Emitted by the `nvml` receiver, one series per process and GPU, attributed to its container and pod when they can be found."},
 	{GroupEngine, "Inference engines", "Emitted under these names by `llmnormalize`, whatever the engine calls them. Histograms are in seconds; fractions are 0..1."},
 	{GroupProfile, "Profiles", "Emitted by the `profileimport` receiver from PyTorch/Kineto traces and CUDA memory snapshots."},
-	{GroupDerived, "Derived by rootcause", "Computed by the `rootcause` processor from the metrics above."},
+	{GroupDerived, "Derived by rootcause", "Computed by the `rootcause` connector from the metrics above."},
 }
 
 // WriteMarkdown renders the whole spec as the Markdown document committed at
@@ -29,6 +29,9 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("Every component of otelcol-llmops reads and writes these names. ")
 	b.WriteString("Names of origin `semconv` follow the OpenTelemetry semantic conventions; ")
 	b.WriteString("names of origin `otelcol-llmops` are this distribution's own, for what the conventions do not cover.\n\n")
+	fmt.Fprintf(&b, "The names follow semantic conventions %s (hardware) and the GenAI conventions of open-telemetry/semantic-conventions-genai; ", SchemaURL)
+	b.WriteString("the `nvml` receiver and `llmnormalize` set that schema URL on what they write. ")
+	b.WriteString("How each name was checked against the conventions, and why, is in [semconv-alignment.md](semconv-alignment.md).\n\n")
 	b.WriteString("Instruments map to pdata as: Gauge → Gauge; UpDownCounter → cumulative non-monotonic Sum; ")
 	b.WriteString("Counter → cumulative monotonic Sum; Histogram → explicit-bucket Histogram.\n\n")
 
@@ -59,6 +62,24 @@ func WriteMarkdown(w io.Writer) error {
 		}
 	}
 
+	b.WriteString("## Renamed in this release (aliases kept for one release)\n\n")
+	b.WriteString("Producers in this release write only the new names. The old names stay aliases for one release: ")
+	b.WriteString("`llmnormalize` renames them when they arrive from outside (an older agent over OTLP). ")
+	b.WriteString("A rename marked *unversioned only* applies to data whose scope and resource carry no schema URL, ")
+	b.WriteString("because the old name is still in use with another meaning.\n\n")
+	b.WriteString("| kind | old name | new name | adds | unversioned only | why |\n|---|---|---|---|---|---|\n")
+	for _, r := range renames {
+		kind, only := "metric", ""
+		if r.Attribute {
+			kind = "attribute"
+		}
+		if r.Unversioned {
+			only = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | `%s` | %s | %s | %s |\n", kind, r.Old, r.New, labelsAndSet(nil, r.Set), only, escapeCell(r.Reason))
+	}
+	b.WriteString("\n")
+
 	b.WriteString("## Attributes\n\n| attribute | type | origin | values | description |\n|---|---|---|---|---|\n")
 	for _, a := range Attributes() {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", a.Name, a.Type, a.Origin, valueList(a.Values), escapeCell(a.Description))
@@ -66,7 +87,7 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("\n")
 
 	b.WriteString("## Incidents\n\n")
-	b.WriteString("The `rootcause` processor emits each incident as a log record: severity WARN (warning) or ERROR (critical), ")
+	b.WriteString("The `rootcause` connector emits each incident as a log record: severity WARN (warning) or ERROR (critical), ")
 	b.WriteString("a one-line body a person can act on, TraceID/SpanID pointing at the most implicated profiler span when one is known, ")
 	b.WriteString("and these attributes.\n\n")
 	b.WriteString("| attribute | type | required | values | description |\n|---|---|---|---|---|\n")

@@ -3,30 +3,42 @@ package spec
 // Unified metric names. Use these constants instead of string literals.
 const (
 	// GPU device (semantic conventions hw.*, plus documented extensions).
-	HwGpuMemoryUsage       = "hw.gpu.memory.usage"
-	HwGpuMemoryLimit       = "hw.gpu.memory.limit"
-	HwGpuMemoryReserved    = "hw.gpu.memory.reserved"
-	HwGpuMemoryUtilization = "hw.gpu.memory.utilization"
-	HwGpuUtilization       = "hw.gpu.utilization"
-	HwGpuSmUtilization     = "hw.gpu.sm.utilization"
-	HwGpuTensorUtilization = "hw.gpu.tensor.utilization"
-	HwGpuDramUtilization   = "hw.gpu.dram.utilization"
-	HwGpuIo                = "hw.gpu.io"
-	HwGpuTemperature       = "hw.gpu.temperature"
-	HwGpuClockFrequency    = "hw.gpu.clock.frequency"
-	HwGpuThrottle          = "hw.gpu.throttle"
-	HwErrors               = "hw.errors"
-	HwPower                = "hw.power"
-	HwEnergy               = "hw.energy"
-	HwStatus               = "hw.status"
+	HwGpuMemoryUsage    = "hw.gpu.memory.usage"
+	HwGpuMemoryLimit    = "hw.gpu.memory.limit"
+	HwGpuMemoryReserved = "hw.gpu.memory.reserved"
+	// HwGpuMemoryUtilization is the fraction of GPU memory in use
+	// (usage / limit), as semconv defines it. Before this release the name
+	// carried the memory controller's busy ratio, now
+	// HwGpuMemoryControllerUtilization.
+	HwGpuMemoryUtilization           = "hw.gpu.memory.utilization"
+	HwGpuMemoryControllerUtilization = "hw.gpu.memory_controller.utilization"
+	HwGpuUtilization                 = "hw.gpu.utilization"
+	HwGpuSmUtilization               = "hw.gpu.sm.utilization"
+	HwGpuTensorUtilization           = "hw.gpu.tensor.utilization"
+	HwGpuDramUtilization             = "hw.gpu.dram.utilization"
+	HwGpuIo                          = "hw.gpu.io"
+	// HwGpuTemperature is semconv's hw.temperature, with hw.type=gpu (the
+	// identifier is kept so callers compile; it was hw.gpu.temperature).
+	HwGpuTemperature    = "hw.temperature"
+	HwTemperature       = HwGpuTemperature
+	HwGpuClockFrequency = "hw.gpu.clock.frequency"
+	HwGpuThrottle       = "hw.gpu.throttle"
+	HwErrors            = "hw.errors"
+	HwPower             = "hw.power"
+	HwEnergy            = "hw.energy"
+	HwStatus            = "hw.status"
 
 	// Per process on a GPU.
 	ProcessGpuMemoryUsage = "process.gpu.memory.usage"
 	ProcessGpuUtilization = "process.gpu.utilization"
 
 	// Inference engine (semantic conventions gen_ai.server.*, plus llm.engine.*).
-	GenAIServerTimeToFirstToken   = "gen_ai.server.time_to_first_token"
+	GenAIServerTimeToFirstToken = "gen_ai.server.time_to_first_token"
+	// GenAIServerTimePerOutputToken is semconv's per-request measure: one
+	// observation per response, (duration - time to first token) / (output
+	// tokens - 1). Per-token gaps are EngineInterTokenLatency.
 	GenAIServerTimePerOutputToken = "gen_ai.server.time_per_output_token"
+	EngineInterTokenLatency       = "llm.engine.inter_token_latency"
 	GenAIServerRequestDuration    = "gen_ai.server.request.duration"
 	EngineRequestQueueDuration    = "llm.engine.request.queue.duration"
 	EngineRequestsRunning         = "llm.engine.requests.running"
@@ -61,6 +73,7 @@ const (
 const (
 	AttrHwID              = "hw.id"
 	AttrHwName            = "hw.name"
+	AttrHwModel           = "hw.model"
 	AttrHwVendor          = "hw.vendor"
 	AttrHwType            = "hw.type"
 	AttrHwState           = "hw.state"
@@ -85,12 +98,16 @@ const (
 	AttrK8sNamespaceName      = "k8s.namespace.name"
 	AttrK8sContainerName      = "k8s.container.name"
 
-	AttrEngineName        = "llm.engine.name"
-	AttrEngineRank        = "llm.engine.rank"
-	AttrEngineTarget      = "llm.engine.target"
-	AttrGenAIRequestModel = "gen_ai.request.model"
-	AttrGenAITokenType    = "gen_ai.token.type"
-	AttrFinishReason      = "llm.finish_reason"
+	AttrEngineName         = "llm.engine.name"
+	AttrEngineRank         = "llm.engine.rank"
+	AttrEngineTarget       = "llm.engine.target"
+	AttrGenAIRequestModel  = "gen_ai.request.model"
+	AttrGenAITokenType     = "gen_ai.token.type"
+	AttrGenAIOperationName = "gen_ai.operation.name"
+	AttrGenAIProviderName  = "gen_ai.provider.name"
+	AttrServerAddress      = "server.address"
+	AttrServerPort         = "server.port"
+	AttrFinishReason       = "llm.finish_reason"
 
 	AttrProfileModulePath = "llm.profile.module_path"
 	AttrProfileDevice     = "llm.profile.device"
@@ -132,3 +149,17 @@ const (
 	EngineLlamaCpp = "llamacpp"
 	EngineCustom   = "custom"
 )
+
+// SchemaURL is the OpenTelemetry semantic-conventions release whose hw.*
+// names this spec follows. The nvml receiver and llmnormalize set it on the
+// resource and scope metrics they write. (The GenAI conventions now live in
+// their own repository, which publishes no schema file; the gen_ai.* names
+// used here are those of its gen-ai-metrics.md.)
+const SchemaURL = "https://opentelemetry.io/schemas/1.44.0"
+
+// GenAIOperationEngine is the gen_ai.operation.name llmnormalize puts on
+// gen_ai.server.* points: the engines' histograms mix every generation
+// request, and at the engine each one is the completion of a token
+// sequence (chat requests are rendered to a prompt before the engine sees
+// them). See docs/semconv-alignment.md.
+const GenAIOperationEngine = "text_completion"

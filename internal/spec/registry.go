@@ -5,9 +5,13 @@ package spec
 // when the two differ.
 
 // gpuDevice is the attribute set every GPU device point carries.
+// hw.type=gpu is on every GPU point, also on hw.gpu.* metrics where semconv
+// does not list it, so one selector finds every GPU series; the product
+// name is hw.model (semconv gpu.md), not hw.name.
 var gpuDevice = []AttrRef{
 	{Name: AttrHwID, Requirement: Required},
-	{Name: AttrHwName, Requirement: Recommended},
+	{Name: AttrHwType, Requirement: Required, Fixed: "gpu"},
+	{Name: AttrHwModel, Requirement: Recommended},
 	{Name: AttrHwVendor, Requirement: Recommended},
 }
 
@@ -30,6 +34,15 @@ var engine = []AttrRef{
 	{Name: AttrEngineRank, Requirement: ConditionallyRequired},
 }
 
+// genAIServer is what semconv's gen-ai-metrics.md asks of gen_ai.server.*
+// points, on top of the engine set; llmnormalize sets them.
+var genAIServer = with(engine,
+	AttrRef{Name: AttrGenAIOperationName, Requirement: Required, Fixed: GenAIOperationEngine},
+	AttrRef{Name: AttrGenAIProviderName, Requirement: Required},
+	AttrRef{Name: AttrServerAddress, Requirement: Recommended},
+	AttrRef{Name: AttrServerPort, Requirement: ConditionallyRequired},
+)
+
 func with(base []AttrRef, extra ...AttrRef) []AttrRef {
 	out := make([]AttrRef, 0, len(base)+len(extra))
 	out = append(out, base...)
@@ -48,7 +61,10 @@ var metrics = []Metric{
 		Description: "GPU memory reserved by the driver and firmware, not available to processes.",
 		Attributes:  gpuDevice},
 	{Name: HwGpuMemoryUtilization, Group: GroupGPU, Instrument: Gauge, Unit: "1", Origin: OriginSemconv,
-		Description: "Fraction of the last sample period during which device memory was read or written (0..1).",
+		Description: "Share of the GPU's memory that is in use: hw.gpu.memory.usage / hw.gpu.memory.limit (0..1).",
+		Attributes:  gpuDevice},
+	{Name: HwGpuMemoryControllerUtilization, Group: GroupGPU, Instrument: Gauge, Unit: "1", Origin: OriginLLMOps,
+		Description: "Share of the last sample period in which the memory controller was busy reading or writing device memory (0..1); NVML's memory utilization.",
 		Attributes:  gpuDevice},
 	{Name: HwGpuUtilization, Group: GroupGPU, Instrument: Gauge, Unit: "1", Origin: OriginSemconv,
 		Description: "Fraction of the last sample period during which the GPU (or one of its engines) was busy (0..1).",
@@ -65,8 +81,8 @@ var metrics = []Metric{
 	{Name: HwGpuIo, Group: GroupGPU, Instrument: Counter, Unit: "By", Origin: OriginSemconv,
 		Description: "Bytes transferred over the GPU's host interconnect (PCIe).",
 		Attributes:  with(gpuDevice, AttrRef{Name: AttrNetworkIoDir, Requirement: Required})},
-	{Name: HwGpuTemperature, Group: GroupGPU, Instrument: Gauge, Unit: "Cel", Origin: OriginLLMOps,
-		Description: "GPU core temperature.",
+	{Name: HwGpuTemperature, Group: GroupGPU, Instrument: Gauge, Unit: "Cel", Origin: OriginSemconv,
+		Description: "GPU core temperature; hw.id names the GPU the sensor sits on.",
 		Attributes:  gpuDevice},
 	{Name: HwGpuClockFrequency, Group: GroupGPU, Instrument: Gauge, Unit: "Hz", Origin: OriginLLMOps,
 		Description: "Current clock frequency of a GPU clock domain.",
@@ -77,20 +93,17 @@ var metrics = []Metric{
 	{Name: HwErrors, Group: GroupGPU, Instrument: Counter, Unit: "{error}", Origin: OriginSemconv,
 		Description: "Errors reported by the GPU: ECC corrected and uncorrected memory errors, and XID events.",
 		Attributes: with(gpuDevice,
-			AttrRef{Name: AttrHwType, Requirement: Required, Fixed: "gpu"},
 			AttrRef{Name: AttrErrorType, Requirement: Required},
 			AttrRef{Name: AttrHwGpuXid, Requirement: ConditionallyRequired})},
 	{Name: HwPower, Group: GroupGPU, Instrument: Gauge, Unit: "W", Origin: OriginSemconv,
 		Description: "Instantaneous power draw of the GPU.",
-		Attributes:  with(gpuDevice, AttrRef{Name: AttrHwType, Requirement: Required, Fixed: "gpu"})},
+		Attributes:  gpuDevice},
 	{Name: HwEnergy, Group: GroupGPU, Instrument: Counter, Unit: "J", Origin: OriginSemconv,
 		Description: "Energy consumed by the GPU since the driver was loaded.",
-		Attributes:  with(gpuDevice, AttrRef{Name: AttrHwType, Requirement: Required, Fixed: "gpu"})},
+		Attributes:  gpuDevice},
 	{Name: HwStatus, Group: GroupGPU, Instrument: UpDownCounter, Unit: "1", Origin: OriginSemconv,
 		Description: "1 for the GPU's current state (ok, degraded or failed), 0 for the others.",
-		Attributes: with(gpuDevice,
-			AttrRef{Name: AttrHwType, Requirement: Required, Fixed: "gpu"},
-			AttrRef{Name: AttrHwState, Requirement: Required})},
+		Attributes:  with(gpuDevice, AttrRef{Name: AttrHwState, Requirement: Required})},
 
 	// ---- Per process ----
 	{Name: ProcessGpuMemoryUsage, Group: GroupProcess, Instrument: UpDownCounter, Unit: "By", Origin: OriginLLMOps,
@@ -103,13 +116,16 @@ var metrics = []Metric{
 	// ---- Inference engine ----
 	{Name: GenAIServerTimeToFirstToken, Group: GroupEngine, Instrument: Histogram, Unit: "s", Origin: OriginSemconv,
 		Description: "Time from a request's arrival to its first generated token.",
-		Attributes:  engine},
+		Attributes:  genAIServer},
 	{Name: GenAIServerTimePerOutputToken, Group: GroupEngine, Instrument: Histogram, Unit: "s", Origin: OriginSemconv,
-		Description: "Time between consecutive output tokens of a request after the first (inter-token latency).",
+		Description: "One observation per finished request: the time it spent after its first output token divided by the number of output tokens after the first.",
+		Attributes:  genAIServer},
+	{Name: EngineInterTokenLatency, Group: GroupEngine, Instrument: Histogram, Unit: "s", Origin: OriginLLMOps,
+		Description: "Gap between two consecutive output tokens of a request: one observation per generated token after the first (a burst of n tokens counts as n gaps of its interval / n).",
 		Attributes:  engine},
 	{Name: GenAIServerRequestDuration, Group: GroupEngine, Instrument: Histogram, Unit: "s", Origin: OriginSemconv,
 		Description: "End-to-end time of a request in the engine, from arrival to its last token.",
-		Attributes:  engine},
+		Attributes:  genAIServer},
 	{Name: EngineRequestQueueDuration, Group: GroupEngine, Instrument: Histogram, Unit: "s", Origin: OriginLLMOps,
 		Description: "Time a request waited in the engine's queue before it was scheduled.",
 		Attributes:  engine},
@@ -217,9 +233,10 @@ var metrics = []Metric{
 
 var attributes = []Attribute{
 	{Name: AttrHwID, Type: TypeString, Origin: OriginSemconv, Description: "GPU UUID as reported by the driver (e.g. GPU-3f2c…)."},
-	{Name: AttrHwName, Type: TypeString, Origin: OriginSemconv, Description: "Product name of the GPU."},
+	{Name: AttrHwName, Type: TypeString, Origin: OriginSemconv, Description: "Short human-readable name of a component; no longer set on GPUs, whose product name moved to hw.model (an hw.name from an older agent is renamed by llmnormalize)."},
+	{Name: AttrHwModel, Type: TypeString, Origin: OriginSemconv, Description: "Product name of the GPU (e.g. NVIDIA H100 80GB HBM3)."},
 	{Name: AttrHwVendor, Type: TypeString, Origin: OriginSemconv, Description: "GPU vendor."},
-	{Name: AttrHwType, Type: TypeString, Origin: OriginSemconv, Description: "Type of the hardware component.", Values: []string{"gpu"}},
+	{Name: AttrHwType, Type: TypeString, Origin: OriginSemconv, Description: "Kind of hardware component; always gpu here.", Values: []string{"gpu"}},
 	{Name: AttrHwState, Type: TypeString, Origin: OriginSemconv, Description: "Health state of the component.", Values: []string{"ok", "degraded", "failed"}},
 	{Name: AttrHwDriverVersion, Type: TypeString, Origin: OriginSemconv, Description: "Driver version."},
 	{Name: AttrHwGpuIndex, Type: TypeInt, Origin: OriginLLMOps, Description: "Index of the GPU on its node, as the driver enumerates it."},
@@ -249,6 +266,11 @@ var attributes = []Attribute{
 	{Name: AttrEngineTarget, Type: TypeString, Origin: OriginLLMOps, Description: "Metrics endpoint URL of a scraped engine."},
 	{Name: AttrGenAIRequestModel, Type: TypeString, Origin: OriginSemconv, Description: "Model served, as the engine names it."},
 	{Name: AttrGenAITokenType, Type: TypeString, Origin: OriginSemconv, Description: "Kind of token counted.", Values: []string{"input", "output"}},
+	{Name: AttrGenAIOperationName, Type: TypeString, Origin: OriginSemconv, Description: "Operation the engine performed; text_completion for every engine point (see docs/semconv-alignment.md).", Values: []string{GenAIOperationEngine}},
+	{Name: AttrGenAIProviderName, Type: TypeString, Origin: OriginSemconv, Description: "Who serves the model: for a self-hosted engine, the engine itself (its llm.engine.name), as no well-known provider value fits.",
+		Values: []string{EngineCustom, EngineLlamaCpp, EngineNIM, EngineSGLang, EngineTGI, EngineTRTLLM, EngineTriton, EngineVLLM}},
+	{Name: AttrServerAddress, Type: TypeString, Origin: OriginSemconv, Description: "Host of the engine, from its scrape target URL (llm.engine.target)."},
+	{Name: AttrServerPort, Type: TypeInt, Origin: OriginSemconv, Description: "Port of the engine, from its scrape target URL (the URL's default port when it names none)."},
 	{Name: AttrFinishReason, Type: TypeString, Origin: OriginLLMOps, Description: "Why a request finished.", Values: []string{"abort", "error", "length", "stop"}},
 
 	{Name: AttrProfileModulePath, Type: TypeString, Origin: OriginLLMOps, Description: "Model-layer path from the profiler's module hierarchy, outermost first, joined with '/'."},
@@ -259,10 +281,10 @@ var attributes = []Attribute{
 var incidentFields = []IncidentField{
 	{Name: IncidentID, Type: TypeString, Required: true, Description: "Stable id of the incident: the same while it fires and when it resolves."},
 	{Name: IncidentKind, Type: TypeString, Required: true, Description: "What is wrong.",
-		Values: []string{"cache_hit_drop", "ecc_uncorrected", "gpu_memory_leak", "gpu_oom", "gpu_throttling", "joint_degradation", "kv_cache_growth", "kv_cache_saturation", "latency_spike", "leak_suspect", "queue_buildup", "throughput_drop", "xid_error"}},
-	{Name: IncidentQuadrant, Type: TypeString, Required: true, Description: "Golden-signal quadrant.", Values: []string{"errors", "latency", "saturation", "throughput"}},
-	{Name: IncidentSeverity, Type: TypeString, Required: true, Description: "Severity (also set as the record's severity: WARN or ERROR).", Values: []string{"critical", "warning"}},
-	{Name: IncidentState, Type: TypeString, Required: true, Description: "Lifecycle state.", Values: []string{"firing", "resolved"}},
+		Values: incidentKinds},
+	{Name: IncidentQuadrant, Type: TypeString, Required: true, Description: "Golden-signal quadrant.", Values: []string{QuadrantErrors, QuadrantLatency, QuadrantSaturation, QuadrantThroughput}},
+	{Name: IncidentSeverity, Type: TypeString, Required: true, Description: "Severity (also set as the record's severity: WARN or ERROR).", Values: []string{SeverityCritical, SeverityWarning}},
+	{Name: IncidentState, Type: TypeString, Required: true, Description: "Lifecycle state.", Values: []string{StateFiring, StateResolved}},
 	{Name: IncidentScore, Type: TypeDouble, Required: true, Description: "Confidence and impact score, 0..1."},
 	{Name: IncidentStartTime, Type: TypeString, Required: true, Description: "When the incident started firing (RFC 3339)."},
 	{Name: IncidentEvidence, Type: TypeSlice, Required: true, Description: "Every signal consulted: maps with signal, value, baseline, threshold and unit."},

@@ -241,24 +241,28 @@ func (s *nvmlScraper) record(g *gpu, smp *sample, ts pcommon.Timestamp) {
 	}
 	recordStatus(mb, ts, id, metadata.AttributeHwStateOk)
 	if smp.memUsed.ok {
-		mb.RecordHwGpuMemoryUsageDataPoint(ts, int64(smp.memUsed.v), id)
-		mb.RecordHwGpuMemoryLimitDataPoint(ts, int64(smp.memLimit.v), id)
+		mb.RecordHwGpuMemoryUsageDataPoint(ts, int64(smp.memUsed.v), id, metadata.AttributeHwTypeGpu)
+		mb.RecordHwGpuMemoryLimitDataPoint(ts, int64(smp.memLimit.v), id, metadata.AttributeHwTypeGpu)
+		if smp.memLimit.v > 0 {
+			// semconv's hw.gpu.memory.utilization: the share of memory in use.
+			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, float64(smp.memUsed.v)/float64(smp.memLimit.v), id, metadata.AttributeHwTypeGpu)
+		}
 	}
 	if smp.memReserved.ok {
-		mb.RecordHwGpuMemoryReservedDataPoint(ts, int64(smp.memReserved.v), id)
+		mb.RecordHwGpuMemoryReservedDataPoint(ts, int64(smp.memReserved.v), id, metadata.AttributeHwTypeGpu)
 	}
 	if smp.util.ok {
-		mb.RecordHwGpuUtilizationDataPoint(ts, float64(smp.util.v)/100, id, metadata.AttributeHwGpuTaskGeneral)
-		mb.RecordHwGpuMemoryUtilizationDataPoint(ts, float64(smp.memUtil.v)/100, id)
+		mb.RecordHwGpuUtilizationDataPoint(ts, float64(smp.util.v)/100, id, metadata.AttributeHwTypeGpu, metadata.AttributeHwGpuTaskGeneral)
+		mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, float64(smp.memUtil.v)/100, id, metadata.AttributeHwTypeGpu)
 	}
 	if smp.enc.ok {
-		mb.RecordHwGpuUtilizationDataPoint(ts, float64(smp.enc.v)/100, id, metadata.AttributeHwGpuTaskEncoder)
+		mb.RecordHwGpuUtilizationDataPoint(ts, float64(smp.enc.v)/100, id, metadata.AttributeHwTypeGpu, metadata.AttributeHwGpuTaskEncoder)
 	}
 	if smp.dec.ok {
-		mb.RecordHwGpuUtilizationDataPoint(ts, float64(smp.dec.v)/100, id, metadata.AttributeHwGpuTaskDecoder)
+		mb.RecordHwGpuUtilizationDataPoint(ts, float64(smp.dec.v)/100, id, metadata.AttributeHwTypeGpu, metadata.AttributeHwGpuTaskDecoder)
 	}
 	if smp.temperature.ok {
-		mb.RecordHwGpuTemperatureDataPoint(ts, float64(smp.temperature.v), id)
+		mb.RecordHwTemperatureDataPoint(ts, float64(smp.temperature.v), id, metadata.AttributeHwTypeGpu)
 	}
 	if smp.powerMW.ok {
 		mb.RecordHwPowerDataPoint(ts, float64(smp.powerMW.v)/1000, id, metadata.AttributeHwTypeGpu)
@@ -267,24 +271,24 @@ func (s *nvmlScraper) record(g *gpu, smp *sample, ts pcommon.Timestamp) {
 		mb.RecordHwEnergyDataPoint(ts, float64(smp.energyMJ.v)/1000, id, metadata.AttributeHwTypeGpu)
 	}
 	if smp.clockSM.ok {
-		mb.RecordHwGpuClockFrequencyDataPoint(ts, float64(smp.clockSM.v)*mhz, id, metadata.AttributeHwGpuClockTypeSm)
+		mb.RecordHwGpuClockFrequencyDataPoint(ts, float64(smp.clockSM.v)*mhz, id, metadata.AttributeHwTypeGpu, metadata.AttributeHwGpuClockTypeSm)
 	}
 	if smp.clockMem.ok {
-		mb.RecordHwGpuClockFrequencyDataPoint(ts, float64(smp.clockMem.v)*mhz, id, metadata.AttributeHwGpuClockTypeMemory)
+		mb.RecordHwGpuClockFrequencyDataPoint(ts, float64(smp.clockMem.v)*mhz, id, metadata.AttributeHwTypeGpu, metadata.AttributeHwGpuClockTypeMemory)
 	}
 	if smp.clockGfx.ok {
-		mb.RecordHwGpuClockFrequencyDataPoint(ts, float64(smp.clockGfx.v)*mhz, id, metadata.AttributeHwGpuClockTypeGraphics)
+		mb.RecordHwGpuClockFrequencyDataPoint(ts, float64(smp.clockGfx.v)*mhz, id, metadata.AttributeHwTypeGpu, metadata.AttributeHwGpuClockTypeGraphics)
 	}
 	if smp.ioTx.ok {
-		mb.RecordHwGpuIoDataPoint(ts, int64(smp.ioTx.v), id, metadata.AttributeNetworkIoDirectionTransmit)
+		mb.RecordHwGpuIoDataPoint(ts, int64(smp.ioTx.v), id, metadata.AttributeHwTypeGpu, metadata.AttributeNetworkIoDirectionTransmit)
 	}
 	if smp.ioRx.ok {
-		mb.RecordHwGpuIoDataPoint(ts, int64(smp.ioRx.v), id, metadata.AttributeNetworkIoDirectionReceive)
+		mb.RecordHwGpuIoDataPoint(ts, int64(smp.ioRx.v), id, metadata.AttributeHwTypeGpu, metadata.AttributeNetworkIoDirectionReceive)
 	}
 	if smp.throttle.ok {
 		s.reasons = appendThrottleReasons(s.reasons[:0], smp.throttle.v)
 		for _, r := range s.reasons {
-			mb.RecordHwGpuThrottleDataPoint(ts, 1, id, r)
+			mb.RecordHwGpuThrottleDataPoint(ts, 1, id, metadata.AttributeHwTypeGpu, r)
 		}
 	}
 	if smp.eccCorrected.ok {
@@ -300,13 +304,13 @@ func (s *nvmlScraper) record(g *gpu, smp *sample, ts pcommon.Timestamp) {
 		}
 	}
 	if smp.gpmSM.ok {
-		mb.RecordHwGpuSmUtilizationDataPoint(ts, smp.gpmSM.v/100, id)
+		mb.RecordHwGpuSmUtilizationDataPoint(ts, smp.gpmSM.v/100, id, metadata.AttributeHwTypeGpu)
 	}
 	if smp.gpmTensor.ok {
-		mb.RecordHwGpuTensorUtilizationDataPoint(ts, smp.gpmTensor.v/100, id)
+		mb.RecordHwGpuTensorUtilizationDataPoint(ts, smp.gpmTensor.v/100, id, metadata.AttributeHwTypeGpu)
 	}
 	if smp.gpmDRAM.ok {
-		mb.RecordHwGpuDramUtilizationDataPoint(ts, smp.gpmDRAM.v/100, id)
+		mb.RecordHwGpuDramUtilizationDataPoint(ts, smp.gpmDRAM.v/100, id, metadata.AttributeHwTypeGpu)
 	}
 	s.recordProcesses(g, smp, ts)
 	s.emitResource(g)
@@ -326,7 +330,7 @@ func (s *nvmlScraper) emitResource(g *gpu) {
 	rb := s.mb.NewResourceBuilder()
 	rb.SetHwID(g.uuid)
 	if g.name != "" {
-		rb.SetHwName(g.name)
+		rb.SetHwModel(g.name)
 	}
 	rb.SetHwVendor("NVIDIA")
 	if s.driverVersion != "" {

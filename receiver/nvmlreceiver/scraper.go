@@ -3,6 +3,7 @@ package nvmlreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/n
 import (
 	"context"
 	"fmt"
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -263,7 +264,9 @@ func (s *nvmlScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		s.record(g, &smp, ts)
 	}
 	s.forgetExitedProcesses()
-	return s.mb.Emit(), nil
+	md := s.mb.Emit()
+	setSchemaURL(md)
+	return md, nil
 }
 
 // check classifies an NVML return code for one call of one GPU and says
@@ -309,4 +312,18 @@ func errorString(lib nvml.Interface, ret nvml.Return) string {
 		return fmt.Sprintf("NVML error %d", int32(ret))
 	}
 	return s
+}
+
+// setSchemaURL marks what the receiver writes with the semantic-conventions
+// release its names follow, which also tells llmnormalize not to apply the
+// renames meant for an older agent's data.
+func setSchemaURL(md pmetric.Metrics) {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		rm := rms.At(i)
+		rm.SetSchemaUrl(spec.SchemaURL)
+		for j := 0; j < rm.ScopeMetrics().Len(); j++ {
+			rm.ScopeMetrics().At(j).SetSchemaUrl(spec.SchemaURL)
+		}
+	}
 }

@@ -375,7 +375,7 @@ func TestNotSupportedIsAskedOnce(t *testing.T) {
 	if n := f.calls(0, "GetTemperature"); n != 3 {
 		t.Fatalf("supported query on another GPU asked %d times, want 3", n)
 	}
-	if v := points(m, "hw.gpu.temperature", uuidOf(f, 1)); len(v) != 0 {
+	if v := points(m, "hw.temperature", uuidOf(f, 1)); len(v) != 0 {
 		t.Fatalf("temperature reported although unsupported: %v", v)
 	}
 	if st := points(m, "hw.status", uuidOf(f, 1)); st["hw.state=ok,"] != 1 {

@@ -87,7 +87,7 @@ func TestNVMLThroughFakeLibrary(t *testing.T) {
 		if id != fakeGPU0 && id != fakeGPU1 {
 			t.Fatalf("unexpected GPU resource %q", id)
 		}
-		if str(res, "hw.name") != "NVIDIA A100-SXM4-80GB" || str(res, "hw.driver_version") != "550.54.15" || str(res, "hw.vendor") != "NVIDIA" {
+		if str(res, "hw.model") != "NVIDIA A100-SXM4-80GB" || str(res, "hw.driver_version") != "550.54.15" || str(res, "hw.vendor") != "NVIDIA" {
 			t.Errorf("resource attributes: %v", res.AsRaw())
 		}
 		if id == fakeGPU0 && str(res, "hw.gpu.pci_bus_id") != "00000000:07:00.0" {

@@ -61,7 +61,7 @@ func gpuScrape(sec float64, used, procBytes int64, reasons ...string) pmetric.Me
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	rm.Resource().Attributes().PutStr(spec.AttrHwID, "GPU-0")
-	rm.Resource().Attributes().PutStr(spec.AttrHwName, "Fake H100")
+	rm.Resource().Attributes().PutStr(spec.AttrHwModel, "Fake H100")
 	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 	sum := func(name string, v int64) pmetric.NumberDataPoint {
 		m := ms.AppendEmpty()

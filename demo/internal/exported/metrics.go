@@ -376,7 +376,10 @@ func (r *Reader) ingestNumber(res pcommon.Map, name string, dp pmetric.NumberDat
 		}
 		g := r.gpu(id)
 		if g.Name == "" {
-			g.Name = lookupStr(res, attrs, spec.AttrHwName)
+			g.Name = lookupStr(res, attrs, spec.AttrHwModel)
+			if g.Name == "" {
+				g.Name = lookupStr(res, attrs, spec.AttrHwName) // older agents
+			}
 		}
 		r.data.observe(time.Unix(0, ts))
 		switch name {

@@ -187,13 +187,13 @@ func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-// HwGpuSmUtilizationMetricConfig provides config for the hw.gpu.sm.utilization metric.
-type HwGpuSmUtilizationMetricConfig struct {
+// HwGpuMemoryControllerUtilizationMetricConfig provides config for the hw.gpu.memory_controller.utilization metric.
+type HwGpuMemoryControllerUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *HwGpuSmUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *HwGpuMemoryControllerUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -207,13 +207,13 @@ func (ms *HwGpuSmUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-// HwGpuTemperatureMetricConfig provides config for the hw.gpu.temperature metric.
-type HwGpuTemperatureMetricConfig struct {
+// HwGpuSmUtilizationMetricConfig provides config for the hw.gpu.sm.utilization metric.
+type HwGpuSmUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
 }
 
-func (ms *HwGpuTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
+func (ms *HwGpuSmUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	if parser == nil {
 		return nil
 	}
@@ -327,6 +327,26 @@ func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// HwTemperatureMetricConfig provides config for the hw.temperature metric.
+type HwTemperatureMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ProcessGpuMemoryUsageMetricConfig provides config for the process.gpu.memory.usage metric.
 type ProcessGpuMemoryUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -369,24 +389,25 @@ func (ms *ProcessGpuUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) err
 
 // MetricsConfig provides config for nvml metrics.
 type MetricsConfig struct {
-	HwEnergy               HwEnergyMetricConfig               `mapstructure:"hw.energy"`
-	HwErrors               HwErrorsMetricConfig               `mapstructure:"hw.errors"`
-	HwGpuClockFrequency    HwGpuClockFrequencyMetricConfig    `mapstructure:"hw.gpu.clock.frequency"`
-	HwGpuDramUtilization   HwGpuDramUtilizationMetricConfig   `mapstructure:"hw.gpu.dram.utilization"`
-	HwGpuIo                HwGpuIoMetricConfig                `mapstructure:"hw.gpu.io"`
-	HwGpuMemoryLimit       HwGpuMemoryLimitMetricConfig       `mapstructure:"hw.gpu.memory.limit"`
-	HwGpuMemoryReserved    HwGpuMemoryReservedMetricConfig    `mapstructure:"hw.gpu.memory.reserved"`
-	HwGpuMemoryUsage       HwGpuMemoryUsageMetricConfig       `mapstructure:"hw.gpu.memory.usage"`
-	HwGpuMemoryUtilization HwGpuMemoryUtilizationMetricConfig `mapstructure:"hw.gpu.memory.utilization"`
-	HwGpuSmUtilization     HwGpuSmUtilizationMetricConfig     `mapstructure:"hw.gpu.sm.utilization"`
-	HwGpuTemperature       HwGpuTemperatureMetricConfig       `mapstructure:"hw.gpu.temperature"`
-	HwGpuTensorUtilization HwGpuTensorUtilizationMetricConfig `mapstructure:"hw.gpu.tensor.utilization"`
-	HwGpuThrottle          HwGpuThrottleMetricConfig          `mapstructure:"hw.gpu.throttle"`
-	HwGpuUtilization       HwGpuUtilizationMetricConfig       `mapstructure:"hw.gpu.utilization"`
-	HwPower                HwPowerMetricConfig                `mapstructure:"hw.power"`
-	HwStatus               HwStatusMetricConfig               `mapstructure:"hw.status"`
-	ProcessGpuMemoryUsage  ProcessGpuMemoryUsageMetricConfig  `mapstructure:"process.gpu.memory.usage"`
-	ProcessGpuUtilization  ProcessGpuUtilizationMetricConfig  `mapstructure:"process.gpu.utilization"`
+	HwEnergy                         HwEnergyMetricConfig                         `mapstructure:"hw.energy"`
+	HwErrors                         HwErrorsMetricConfig                         `mapstructure:"hw.errors"`
+	HwGpuClockFrequency              HwGpuClockFrequencyMetricConfig              `mapstructure:"hw.gpu.clock.frequency"`
+	HwGpuDramUtilization             HwGpuDramUtilizationMetricConfig             `mapstructure:"hw.gpu.dram.utilization"`
+	HwGpuIo                          HwGpuIoMetricConfig                          `mapstructure:"hw.gpu.io"`
+	HwGpuMemoryLimit                 HwGpuMemoryLimitMetricConfig                 `mapstructure:"hw.gpu.memory.limit"`
+	HwGpuMemoryReserved              HwGpuMemoryReservedMetricConfig              `mapstructure:"hw.gpu.memory.reserved"`
+	HwGpuMemoryUsage                 HwGpuMemoryUsageMetricConfig                 `mapstructure:"hw.gpu.memory.usage"`
+	HwGpuMemoryUtilization           HwGpuMemoryUtilizationMetricConfig           `mapstructure:"hw.gpu.memory.utilization"`
+	HwGpuMemoryControllerUtilization HwGpuMemoryControllerUtilizationMetricConfig `mapstructure:"hw.gpu.memory_controller.utilization"`
+	HwGpuSmUtilization               HwGpuSmUtilizationMetricConfig               `mapstructure:"hw.gpu.sm.utilization"`
+	HwGpuTensorUtilization           HwGpuTensorUtilizationMetricConfig           `mapstructure:"hw.gpu.tensor.utilization"`
+	HwGpuThrottle                    HwGpuThrottleMetricConfig                    `mapstructure:"hw.gpu.throttle"`
+	HwGpuUtilization                 HwGpuUtilizationMetricConfig                 `mapstructure:"hw.gpu.utilization"`
+	HwPower                          HwPowerMetricConfig                          `mapstructure:"hw.power"`
+	HwStatus                         HwStatusMetricConfig                         `mapstructure:"hw.status"`
+	HwTemperature                    HwTemperatureMetricConfig                    `mapstructure:"hw.temperature"`
+	ProcessGpuMemoryUsage            ProcessGpuMemoryUsageMetricConfig            `mapstructure:"process.gpu.memory.usage"`
+	ProcessGpuUtilization            ProcessGpuUtilizationMetricConfig            `mapstructure:"process.gpu.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -418,10 +439,10 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
 			Enabled: true,
 		},
-		HwGpuSmUtilization: HwGpuSmUtilizationMetricConfig{
+		HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
 			Enabled: true,
 		},
-		HwGpuTemperature: HwGpuTemperatureMetricConfig{
+		HwGpuSmUtilization: HwGpuSmUtilizationMetricConfig{
 			Enabled: true,
 		},
 		HwGpuTensorUtilization: HwGpuTensorUtilizationMetricConfig{
@@ -437,6 +458,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		HwStatus: HwStatusMetricConfig{
+			Enabled: true,
+		},
+		HwTemperature: HwTemperatureMetricConfig{
 			Enabled: true,
 		},
 		ProcessGpuMemoryUsage: ProcessGpuMemoryUsageMetricConfig{
@@ -482,7 +506,7 @@ type ResourceAttributesConfig struct {
 	HwGpuMigGpuInstanceID     ResourceAttributeConfig `mapstructure:"hw.gpu.mig.gpu_instance_id"`
 	HwGpuPciBusID             ResourceAttributeConfig `mapstructure:"hw.gpu.pci_bus_id"`
 	HwID                      ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwName                    ResourceAttributeConfig `mapstructure:"hw.name"`
+	HwModel                   ResourceAttributeConfig `mapstructure:"hw.model"`
 	HwParent                  ResourceAttributeConfig `mapstructure:"hw.parent"`
 	HwVendor                  ResourceAttributeConfig `mapstructure:"hw.vendor"`
 }
@@ -507,7 +531,7 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		HwID: ResourceAttributeConfig{
 			Enabled: true,
 		},
-		HwName: ResourceAttributeConfig{
+		HwModel: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		HwParent: ResourceAttributeConfig{

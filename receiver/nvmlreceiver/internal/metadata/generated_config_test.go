@@ -53,10 +53,10 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
 						Enabled: true,
 					},
-					HwGpuSmUtilization: HwGpuSmUtilizationMetricConfig{
+					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
 						Enabled: true,
 					},
-					HwGpuTemperature: HwGpuTemperatureMetricConfig{
+					HwGpuSmUtilization: HwGpuSmUtilizationMetricConfig{
 						Enabled: true,
 					},
 					HwGpuTensorUtilization: HwGpuTensorUtilizationMetricConfig{
@@ -74,6 +74,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwStatus: HwStatusMetricConfig{
 						Enabled: true,
 					},
+					HwTemperature: HwTemperatureMetricConfig{
+						Enabled: true,
+					},
 					ProcessGpuMemoryUsage: ProcessGpuMemoryUsageMetricConfig{
 						Enabled: true,
 					},
@@ -88,7 +91,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuMigGpuInstanceID:     ResourceAttributeConfig{Enabled: true},
 					HwGpuPciBusID:             ResourceAttributeConfig{Enabled: true},
 					HwID:                      ResourceAttributeConfig{Enabled: true},
-					HwName:                    ResourceAttributeConfig{Enabled: true},
+					HwModel:                   ResourceAttributeConfig{Enabled: true},
 					HwParent:                  ResourceAttributeConfig{Enabled: true},
 					HwVendor:                  ResourceAttributeConfig{Enabled: true},
 				},
@@ -125,10 +128,10 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
 						Enabled: false,
 					},
-					HwGpuSmUtilization: HwGpuSmUtilizationMetricConfig{
+					HwGpuMemoryControllerUtilization: HwGpuMemoryControllerUtilizationMetricConfig{
 						Enabled: false,
 					},
-					HwGpuTemperature: HwGpuTemperatureMetricConfig{
+					HwGpuSmUtilization: HwGpuSmUtilizationMetricConfig{
 						Enabled: false,
 					},
 					HwGpuTensorUtilization: HwGpuTensorUtilizationMetricConfig{
@@ -146,6 +149,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwStatus: HwStatusMetricConfig{
 						Enabled: false,
 					},
+					HwTemperature: HwTemperatureMetricConfig{
+						Enabled: false,
+					},
 					ProcessGpuMemoryUsage: ProcessGpuMemoryUsageMetricConfig{
 						Enabled: false,
 					},
@@ -160,7 +166,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuMigGpuInstanceID:     ResourceAttributeConfig{Enabled: false},
 					HwGpuPciBusID:             ResourceAttributeConfig{Enabled: false},
 					HwID:                      ResourceAttributeConfig{Enabled: false},
-					HwName:                    ResourceAttributeConfig{Enabled: false},
+					HwModel:                   ResourceAttributeConfig{Enabled: false},
 					HwParent:                  ResourceAttributeConfig{Enabled: false},
 					HwVendor:                  ResourceAttributeConfig{Enabled: false},
 				},
@@ -170,7 +176,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuDramUtilizationMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryReservedMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuSmUtilizationMetricConfig{}, HwGpuTemperatureMetricConfig{}, HwGpuTensorUtilizationMetricConfig{}, HwGpuThrottleMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwStatusMetricConfig{}, ProcessGpuMemoryUsageMetricConfig{}, ProcessGpuUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuClockFrequencyMetricConfig{}, HwGpuDramUtilizationMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryReservedMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuMemoryControllerUtilizationMetricConfig{}, HwGpuSmUtilizationMetricConfig{}, HwGpuTensorUtilizationMetricConfig{}, HwGpuThrottleMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, ProcessGpuMemoryUsageMetricConfig{}, ProcessGpuUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -204,7 +210,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				HwGpuMigGpuInstanceID:     ResourceAttributeConfig{Enabled: true},
 				HwGpuPciBusID:             ResourceAttributeConfig{Enabled: true},
 				HwID:                      ResourceAttributeConfig{Enabled: true},
-				HwName:                    ResourceAttributeConfig{Enabled: true},
+				HwModel:                   ResourceAttributeConfig{Enabled: true},
 				HwParent:                  ResourceAttributeConfig{Enabled: true},
 				HwVendor:                  ResourceAttributeConfig{Enabled: true},
 			},
@@ -218,7 +224,7 @@ func TestResourceAttributesConfig(t *testing.T) {
 				HwGpuMigGpuInstanceID:     ResourceAttributeConfig{Enabled: false},
 				HwGpuPciBusID:             ResourceAttributeConfig{Enabled: false},
 				HwID:                      ResourceAttributeConfig{Enabled: false},
-				HwName:                    ResourceAttributeConfig{Enabled: false},
+				HwModel:                   ResourceAttributeConfig{Enabled: false},
 				HwParent:                  ResourceAttributeConfig{Enabled: false},
 				HwVendor:                  ResourceAttributeConfig{Enabled: false},
 			},

@@ -197,51 +197,51 @@ var MetricsInfo = metricsInfo{
 	},
 	HwGpuClockFrequency: metricInfo{
 		Name:       "hw.gpu.clock.frequency",
-		Attributes: []string{"hw.id", "hw.gpu.clock.type"},
+		Attributes: []string{"hw.id", "hw.type", "hw.gpu.clock.type"},
 	},
 	HwGpuDramUtilization: metricInfo{
 		Name:       "hw.gpu.dram.utilization",
-		Attributes: []string{"hw.id"},
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	HwGpuIo: metricInfo{
 		Name:       "hw.gpu.io",
-		Attributes: []string{"hw.id", "network.io.direction"},
+		Attributes: []string{"hw.id", "hw.type", "network.io.direction"},
 	},
 	HwGpuMemoryLimit: metricInfo{
 		Name:       "hw.gpu.memory.limit",
-		Attributes: []string{"hw.id"},
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	HwGpuMemoryReserved: metricInfo{
 		Name:       "hw.gpu.memory.reserved",
-		Attributes: []string{"hw.id"},
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	HwGpuMemoryUsage: metricInfo{
 		Name:       "hw.gpu.memory.usage",
-		Attributes: []string{"hw.id"},
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	HwGpuMemoryUtilization: metricInfo{
 		Name:       "hw.gpu.memory.utilization",
-		Attributes: []string{"hw.id"},
+		Attributes: []string{"hw.id", "hw.type"},
+	},
+	HwGpuMemoryControllerUtilization: metricInfo{
+		Name:       "hw.gpu.memory_controller.utilization",
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	HwGpuSmUtilization: metricInfo{
 		Name:       "hw.gpu.sm.utilization",
-		Attributes: []string{"hw.id"},
-	},
-	HwGpuTemperature: metricInfo{
-		Name:       "hw.gpu.temperature",
-		Attributes: []string{"hw.id"},
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	HwGpuTensorUtilization: metricInfo{
 		Name:       "hw.gpu.tensor.utilization",
-		Attributes: []string{"hw.id"},
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	HwGpuThrottle: metricInfo{
 		Name:       "hw.gpu.throttle",
-		Attributes: []string{"hw.id", "hw.gpu.throttle.reason"},
+		Attributes: []string{"hw.id", "hw.type", "hw.gpu.throttle.reason"},
 	},
 	HwGpuUtilization: metricInfo{
 		Name:       "hw.gpu.utilization",
-		Attributes: []string{"hw.id", "hw.gpu.task"},
+		Attributes: []string{"hw.id", "hw.type", "hw.gpu.task"},
 	},
 	HwPower: metricInfo{
 		Name:       "hw.power",
@@ -250,6 +250,10 @@ var MetricsInfo = metricsInfo{
 	HwStatus: metricInfo{
 		Name:       "hw.status",
 		Attributes: []string{"hw.id", "hw.type", "hw.state"},
+	},
+	HwTemperature: metricInfo{
+		Name:       "hw.temperature",
+		Attributes: []string{"hw.id", "hw.type"},
 	},
 	ProcessGpuMemoryUsage: metricInfo{
 		Name:       "process.gpu.memory.usage",
@@ -262,24 +266,25 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	HwEnergy               metricInfo
-	HwErrors               metricInfo
-	HwGpuClockFrequency    metricInfo
-	HwGpuDramUtilization   metricInfo
-	HwGpuIo                metricInfo
-	HwGpuMemoryLimit       metricInfo
-	HwGpuMemoryReserved    metricInfo
-	HwGpuMemoryUsage       metricInfo
-	HwGpuMemoryUtilization metricInfo
-	HwGpuSmUtilization     metricInfo
-	HwGpuTemperature       metricInfo
-	HwGpuTensorUtilization metricInfo
-	HwGpuThrottle          metricInfo
-	HwGpuUtilization       metricInfo
-	HwPower                metricInfo
-	HwStatus               metricInfo
-	ProcessGpuMemoryUsage  metricInfo
-	ProcessGpuUtilization  metricInfo
+	HwEnergy                         metricInfo
+	HwErrors                         metricInfo
+	HwGpuClockFrequency              metricInfo
+	HwGpuDramUtilization             metricInfo
+	HwGpuIo                          metricInfo
+	HwGpuMemoryLimit                 metricInfo
+	HwGpuMemoryReserved              metricInfo
+	HwGpuMemoryUsage                 metricInfo
+	HwGpuMemoryUtilization           metricInfo
+	HwGpuMemoryControllerUtilization metricInfo
+	HwGpuSmUtilization               metricInfo
+	HwGpuTensorUtilization           metricInfo
+	HwGpuThrottle                    metricInfo
+	HwGpuUtilization                 metricInfo
+	HwPower                          metricInfo
+	HwStatus                         metricInfo
+	HwTemperature                    metricInfo
+	ProcessGpuMemoryUsage            metricInfo
+	ProcessGpuUtilization            metricInfo
 }
 
 type metricInfo struct {
@@ -468,7 +473,7 @@ func (m *metricHwGpuClockFrequency) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwGpuClockTypeAttributeValue string) {
+func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string, hwGpuClockTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -477,6 +482,7 @@ func (m *metricHwGpuClockFrequency) recordDataPoint(start pcommon.Timestamp, ts 
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	dp.Attributes().PutStr("hw.gpu.clock.type", hwGpuClockTypeAttributeValue)
 }
 
@@ -521,7 +527,7 @@ func (m *metricHwGpuDramUtilization) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuDramUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
+func (m *metricHwGpuDramUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -530,6 +536,7 @@ func (m *metricHwGpuDramUtilization) recordDataPoint(start pcommon.Timestamp, ts
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -575,7 +582,7 @@ func (m *metricHwGpuIo) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, networkIoDirectionAttributeValue string) {
+func (m *metricHwGpuIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue string, networkIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -584,6 +591,7 @@ func (m *metricHwGpuIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Time
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	dp.Attributes().PutStr("network.io.direction", networkIoDirectionAttributeValue)
 }
 
@@ -630,7 +638,7 @@ func (m *metricHwGpuMemoryLimit) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string) {
+func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -639,6 +647,7 @@ func (m *metricHwGpuMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -684,7 +693,7 @@ func (m *metricHwGpuMemoryReserved) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuMemoryReserved) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string) {
+func (m *metricHwGpuMemoryReserved) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -693,6 +702,7 @@ func (m *metricHwGpuMemoryReserved) recordDataPoint(start pcommon.Timestamp, ts 
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -738,7 +748,7 @@ func (m *metricHwGpuMemoryUsage) init() {
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string) {
+func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -747,6 +757,7 @@ func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -784,13 +795,13 @@ type metricHwGpuMemoryUtilization struct {
 // init fills hw.gpu.memory.utilization metric with initial data.
 func (m *metricHwGpuMemoryUtilization) init() {
 	m.data.SetName("hw.gpu.memory.utilization")
-	m.data.SetDescription("Fraction of the last sample period during which device memory was read or written.")
+	m.data.SetDescription("Share of the GPU's memory in use (hw.gpu.memory.usage / hw.gpu.memory.limit).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
+func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -799,6 +810,7 @@ func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, 
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -827,6 +839,59 @@ func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) met
 	return m
 }
 
+type metricHwGpuMemoryControllerUtilization struct {
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   HwGpuMemoryControllerUtilizationMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
+}
+
+// init fills hw.gpu.memory_controller.utilization metric with initial data.
+func (m *metricHwGpuMemoryControllerUtilization) init() {
+	m.data.SetName("hw.gpu.memory_controller.utilization")
+	m.data.SetDescription("Share of the last sample period in which the memory controller read or wrote device memory (before this release hw.gpu.memory.utilization).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricHwGpuMemoryControllerUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwGpuMemoryControllerUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwGpuMemoryControllerUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwGpuMemoryControllerUtilization(cfg HwGpuMemoryControllerUtilizationMetricConfig) metricHwGpuMemoryControllerUtilization {
+	m := metricHwGpuMemoryControllerUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricHwGpuSmUtilization struct {
 	data     pmetric.Metric                 // data buffer for generated metric.
 	config   HwGpuSmUtilizationMetricConfig // metric config provided by user.
@@ -842,7 +907,7 @@ func (m *metricHwGpuSmUtilization) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuSmUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
+func (m *metricHwGpuSmUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -851,6 +916,7 @@ func (m *metricHwGpuSmUtilization) recordDataPoint(start pcommon.Timestamp, ts p
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -879,58 +945,6 @@ func newMetricHwGpuSmUtilization(cfg HwGpuSmUtilizationMetricConfig) metricHwGpu
 	return m
 }
 
-type metricHwGpuTemperature struct {
-	data     pmetric.Metric               // data buffer for generated metric.
-	config   HwGpuTemperatureMetricConfig // metric config provided by user.
-	capacity int                          // max observed number of data points added to the metric.
-}
-
-// init fills hw.gpu.temperature metric with initial data.
-func (m *metricHwGpuTemperature) init() {
-	m.data.SetName("hw.gpu.temperature")
-	m.data.SetDescription("GPU core temperature.")
-	m.data.SetUnit("Cel")
-	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-}
-
-func (m *metricHwGpuTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuTemperature) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuTemperature) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuTemperature(cfg HwGpuTemperatureMetricConfig) metricHwGpuTemperature {
-	m := metricHwGpuTemperature{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
 type metricHwGpuTensorUtilization struct {
 	data     pmetric.Metric                     // data buffer for generated metric.
 	config   HwGpuTensorUtilizationMetricConfig // metric config provided by user.
@@ -946,7 +960,7 @@ func (m *metricHwGpuTensorUtilization) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuTensorUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
+func (m *metricHwGpuTensorUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -955,6 +969,7 @@ func (m *metricHwGpuTensorUtilization) recordDataPoint(start pcommon.Timestamp, 
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -998,7 +1013,7 @@ func (m *metricHwGpuThrottle) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuThrottle) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwGpuThrottleReasonAttributeValue string) {
+func (m *metricHwGpuThrottle) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue string, hwGpuThrottleReasonAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1007,6 +1022,7 @@ func (m *metricHwGpuThrottle) recordDataPoint(start pcommon.Timestamp, ts pcommo
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	dp.Attributes().PutStr("hw.gpu.throttle.reason", hwGpuThrottleReasonAttributeValue)
 }
 
@@ -1051,7 +1067,7 @@ func (m *metricHwGpuUtilization) init() {
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwGpuTaskAttributeValue string) {
+func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string, hwGpuTaskAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1060,6 +1076,7 @@ func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp.SetTimestamp(ts)
 	dp.SetDoubleValue(val)
 	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 	dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
 }
 
@@ -1198,6 +1215,59 @@ func newMetricHwStatus(cfg HwStatusMetricConfig) metricHwStatus {
 	return m
 }
 
+type metricHwTemperature struct {
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   HwTemperatureMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
+}
+
+// init fills hw.temperature metric with initial data.
+func (m *metricHwTemperature) init() {
+	m.data.SetName("hw.temperature")
+	m.data.SetDescription("GPU core temperature (semconv hw.temperature with hw.type=gpu; hw.gpu.temperature before this release).")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwTemperature) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
+	m := metricHwTemperature{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricProcessGpuMemoryUsage struct {
 	data     pmetric.Metric                    // data buffer for generated metric.
 	config   ProcessGpuMemoryUsageMetricConfig // metric config provided by user.
@@ -1316,31 +1386,32 @@ func newMetricProcessGpuUtilization(cfg ProcessGpuUtilizationMetricConfig) metri
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                         MetricsBuilderConfig // config of the metrics builder.
-	startTime                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                int                  // maximum observed number of metrics per resource.
-	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                      component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter map[string]filter.Filter
-	resourceAttributeExcludeFilter map[string]filter.Filter
-	metricHwEnergy                 metricHwEnergy
-	metricHwErrors                 metricHwErrors
-	metricHwGpuClockFrequency      metricHwGpuClockFrequency
-	metricHwGpuDramUtilization     metricHwGpuDramUtilization
-	metricHwGpuIo                  metricHwGpuIo
-	metricHwGpuMemoryLimit         metricHwGpuMemoryLimit
-	metricHwGpuMemoryReserved      metricHwGpuMemoryReserved
-	metricHwGpuMemoryUsage         metricHwGpuMemoryUsage
-	metricHwGpuMemoryUtilization   metricHwGpuMemoryUtilization
-	metricHwGpuSmUtilization       metricHwGpuSmUtilization
-	metricHwGpuTemperature         metricHwGpuTemperature
-	metricHwGpuTensorUtilization   metricHwGpuTensorUtilization
-	metricHwGpuThrottle            metricHwGpuThrottle
-	metricHwGpuUtilization         metricHwGpuUtilization
-	metricHwPower                  metricHwPower
-	metricHwStatus                 metricHwStatus
-	metricProcessGpuMemoryUsage    metricProcessGpuMemoryUsage
-	metricProcessGpuUtilization    metricProcessGpuUtilization
+	config                                 MetricsBuilderConfig // config of the metrics builder.
+	startTime                              pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                        int                  // maximum observed number of metrics per resource.
+	metricsBuffer                          pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                              component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter         map[string]filter.Filter
+	resourceAttributeExcludeFilter         map[string]filter.Filter
+	metricHwEnergy                         metricHwEnergy
+	metricHwErrors                         metricHwErrors
+	metricHwGpuClockFrequency              metricHwGpuClockFrequency
+	metricHwGpuDramUtilization             metricHwGpuDramUtilization
+	metricHwGpuIo                          metricHwGpuIo
+	metricHwGpuMemoryLimit                 metricHwGpuMemoryLimit
+	metricHwGpuMemoryReserved              metricHwGpuMemoryReserved
+	metricHwGpuMemoryUsage                 metricHwGpuMemoryUsage
+	metricHwGpuMemoryUtilization           metricHwGpuMemoryUtilization
+	metricHwGpuMemoryControllerUtilization metricHwGpuMemoryControllerUtilization
+	metricHwGpuSmUtilization               metricHwGpuSmUtilization
+	metricHwGpuTensorUtilization           metricHwGpuTensorUtilization
+	metricHwGpuThrottle                    metricHwGpuThrottle
+	metricHwGpuUtilization                 metricHwGpuUtilization
+	metricHwPower                          metricHwPower
+	metricHwStatus                         metricHwStatus
+	metricHwTemperature                    metricHwTemperature
+	metricProcessGpuMemoryUsage            metricProcessGpuMemoryUsage
+	metricProcessGpuUtilization            metricProcessGpuUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -1362,30 +1433,31 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                         mbc,
-		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                  pmetric.NewMetrics(),
-		buildInfo:                      settings.BuildInfo,
-		metricHwEnergy:                 newMetricHwEnergy(mbc.Metrics.HwEnergy),
-		metricHwErrors:                 newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwGpuClockFrequency:      newMetricHwGpuClockFrequency(mbc.Metrics.HwGpuClockFrequency),
-		metricHwGpuDramUtilization:     newMetricHwGpuDramUtilization(mbc.Metrics.HwGpuDramUtilization),
-		metricHwGpuIo:                  newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
-		metricHwGpuMemoryLimit:         newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
-		metricHwGpuMemoryReserved:      newMetricHwGpuMemoryReserved(mbc.Metrics.HwGpuMemoryReserved),
-		metricHwGpuMemoryUsage:         newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
-		metricHwGpuMemoryUtilization:   newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
-		metricHwGpuSmUtilization:       newMetricHwGpuSmUtilization(mbc.Metrics.HwGpuSmUtilization),
-		metricHwGpuTemperature:         newMetricHwGpuTemperature(mbc.Metrics.HwGpuTemperature),
-		metricHwGpuTensorUtilization:   newMetricHwGpuTensorUtilization(mbc.Metrics.HwGpuTensorUtilization),
-		metricHwGpuThrottle:            newMetricHwGpuThrottle(mbc.Metrics.HwGpuThrottle),
-		metricHwGpuUtilization:         newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
-		metricHwPower:                  newMetricHwPower(mbc.Metrics.HwPower),
-		metricHwStatus:                 newMetricHwStatus(mbc.Metrics.HwStatus),
-		metricProcessGpuMemoryUsage:    newMetricProcessGpuMemoryUsage(mbc.Metrics.ProcessGpuMemoryUsage),
-		metricProcessGpuUtilization:    newMetricProcessGpuUtilization(mbc.Metrics.ProcessGpuUtilization),
-		resourceAttributeIncludeFilter: make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter: make(map[string]filter.Filter),
+		config:                                 mbc,
+		startTime:                              pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                          pmetric.NewMetrics(),
+		buildInfo:                              settings.BuildInfo,
+		metricHwEnergy:                         newMetricHwEnergy(mbc.Metrics.HwEnergy),
+		metricHwErrors:                         newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwGpuClockFrequency:              newMetricHwGpuClockFrequency(mbc.Metrics.HwGpuClockFrequency),
+		metricHwGpuDramUtilization:             newMetricHwGpuDramUtilization(mbc.Metrics.HwGpuDramUtilization),
+		metricHwGpuIo:                          newMetricHwGpuIo(mbc.Metrics.HwGpuIo),
+		metricHwGpuMemoryLimit:                 newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
+		metricHwGpuMemoryReserved:              newMetricHwGpuMemoryReserved(mbc.Metrics.HwGpuMemoryReserved),
+		metricHwGpuMemoryUsage:                 newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
+		metricHwGpuMemoryUtilization:           newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
+		metricHwGpuMemoryControllerUtilization: newMetricHwGpuMemoryControllerUtilization(mbc.Metrics.HwGpuMemoryControllerUtilization),
+		metricHwGpuSmUtilization:               newMetricHwGpuSmUtilization(mbc.Metrics.HwGpuSmUtilization),
+		metricHwGpuTensorUtilization:           newMetricHwGpuTensorUtilization(mbc.Metrics.HwGpuTensorUtilization),
+		metricHwGpuThrottle:                    newMetricHwGpuThrottle(mbc.Metrics.HwGpuThrottle),
+		metricHwGpuUtilization:                 newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
+		metricHwPower:                          newMetricHwPower(mbc.Metrics.HwPower),
+		metricHwStatus:                         newMetricHwStatus(mbc.Metrics.HwStatus),
+		metricHwTemperature:                    newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricProcessGpuMemoryUsage:            newMetricProcessGpuMemoryUsage(mbc.Metrics.ProcessGpuMemoryUsage),
+		metricProcessGpuUtilization:            newMetricProcessGpuUtilization(mbc.Metrics.ProcessGpuUtilization),
+		resourceAttributeIncludeFilter:         make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:         make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.HwDriverVersion.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.driver_version"] = filter.CreateFilter(mbc.ResourceAttributes.HwDriverVersion.MetricsInclude)
@@ -1423,11 +1495,11 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.HwID.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.id"] = filter.CreateFilter(mbc.ResourceAttributes.HwID.MetricsExclude)
 	}
-	if mbc.ResourceAttributes.HwName.MetricsInclude != nil {
-		mb.resourceAttributeIncludeFilter["hw.name"] = filter.CreateFilter(mbc.ResourceAttributes.HwName.MetricsInclude)
+	if mbc.ResourceAttributes.HwModel.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsInclude)
 	}
-	if mbc.ResourceAttributes.HwName.MetricsExclude != nil {
-		mb.resourceAttributeExcludeFilter["hw.name"] = filter.CreateFilter(mbc.ResourceAttributes.HwName.MetricsExclude)
+	if mbc.ResourceAttributes.HwModel.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.HwParent.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsInclude)
@@ -1519,13 +1591,14 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwGpuMemoryReserved.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUsage.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUtilization.emit(ils.Metrics())
+	mb.metricHwGpuMemoryControllerUtilization.emit(ils.Metrics())
 	mb.metricHwGpuSmUtilization.emit(ils.Metrics())
-	mb.metricHwGpuTemperature.emit(ils.Metrics())
 	mb.metricHwGpuTensorUtilization.emit(ils.Metrics())
 	mb.metricHwGpuThrottle.emit(ils.Metrics())
 	mb.metricHwGpuUtilization.emit(ils.Metrics())
 	mb.metricHwPower.emit(ils.Metrics())
 	mb.metricHwStatus.emit(ils.Metrics())
+	mb.metricHwTemperature.emit(ils.Metrics())
 	mb.metricProcessGpuMemoryUsage.emit(ils.Metrics())
 	mb.metricProcessGpuUtilization.emit(ils.Metrics())
 
@@ -1570,63 +1643,63 @@ func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int6
 }
 
 // RecordHwGpuClockFrequencyDataPoint adds a data point to hw.gpu.clock.frequency metric.
-func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwGpuClockTypeAttributeValue AttributeHwGpuClockType) {
-	mb.metricHwGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwGpuClockTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuClockFrequencyDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, hwGpuClockTypeAttributeValue AttributeHwGpuClockType) {
+	mb.metricHwGpuClockFrequency.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), hwGpuClockTypeAttributeValue.String())
 }
 
 // RecordHwGpuDramUtilizationDataPoint adds a data point to hw.gpu.dram.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuDramUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
-	mb.metricHwGpuDramUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuDramUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuDramUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwGpuIoDataPoint adds a data point to hw.gpu.io metric.
-func (mb *MetricsBuilder) RecordHwGpuIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
-	mb.metricHwGpuIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, networkIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, networkIoDirectionAttributeValue AttributeNetworkIoDirection) {
+	mb.metricHwGpuIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), networkIoDirectionAttributeValue.String())
 }
 
 // RecordHwGpuMemoryLimitDataPoint adds a data point to hw.gpu.memory.limit metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string) {
-	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuMemoryLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwGpuMemoryReservedDataPoint adds a data point to hw.gpu.memory.reserved metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryReservedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string) {
-	mb.metricHwGpuMemoryReserved.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuMemoryReservedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuMemoryReserved.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwGpuMemoryUsageDataPoint adds a data point to hw.gpu.memory.usage metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string) {
-	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwGpuMemoryUtilizationDataPoint adds a data point to hw.gpu.memory.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
-	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordHwGpuMemoryControllerUtilizationDataPoint adds a data point to hw.gpu.memory_controller.utilization metric.
+func (mb *MetricsBuilder) RecordHwGpuMemoryControllerUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuMemoryControllerUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwGpuSmUtilizationDataPoint adds a data point to hw.gpu.sm.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuSmUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
-	mb.metricHwGpuSmUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
-}
-
-// RecordHwGpuTemperatureDataPoint adds a data point to hw.gpu.temperature metric.
-func (mb *MetricsBuilder) RecordHwGpuTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
-	mb.metricHwGpuTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuSmUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuSmUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwGpuTensorUtilizationDataPoint adds a data point to hw.gpu.tensor.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuTensorUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string) {
-	mb.metricHwGpuTensorUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuTensorUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwGpuTensorUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwGpuThrottleDataPoint adds a data point to hw.gpu.throttle metric.
-func (mb *MetricsBuilder) RecordHwGpuThrottleDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwGpuThrottleReasonAttributeValue string) {
-	mb.metricHwGpuThrottle.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwGpuThrottleReasonAttributeValue)
+func (mb *MetricsBuilder) RecordHwGpuThrottleDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, hwGpuThrottleReasonAttributeValue string) {
+	mb.metricHwGpuThrottle.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), hwGpuThrottleReasonAttributeValue)
 }
 
 // RecordHwGpuUtilizationDataPoint adds a data point to hw.gpu.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwGpuTaskAttributeValue AttributeHwGpuTask) {
-	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwGpuTaskAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, hwGpuTaskAttributeValue AttributeHwGpuTask) {
+	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), hwGpuTaskAttributeValue.String())
 }
 
 // RecordHwPowerDataPoint adds a data point to hw.power metric.
@@ -1637,6 +1710,11 @@ func (mb *MetricsBuilder) RecordHwPowerDataPoint(ts pcommon.Timestamp, val float
 // RecordHwStatusDataPoint adds a data point to hw.status metric.
 func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType, hwStateAttributeValue AttributeHwState) {
 	mb.metricHwStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String(), hwStateAttributeValue.String())
+}
+
+// RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordProcessGpuMemoryUsageDataPoint adds a data point to process.gpu.memory.usage metric.

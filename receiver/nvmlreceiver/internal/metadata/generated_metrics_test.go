@@ -74,46 +74,49 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, AttributeErrorTypeCorrected, WithHwGpuXidMetricAttribute(10))
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuClockFrequencyDataPoint(ts, 1, "hw.id-val", AttributeHwGpuClockTypeGraphics)
+			mb.RecordHwGpuClockFrequencyDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, AttributeHwGpuClockTypeGraphics)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuDramUtilizationDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuDramUtilizationDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuIoDataPoint(ts, 1, "hw.id-val", AttributeNetworkIoDirectionTransmit)
+			mb.RecordHwGpuIoDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, AttributeNetworkIoDirectionTransmit)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryReservedDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuMemoryReservedDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuSmUtilizationDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuMemoryControllerUtilizationDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuTemperatureDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuSmUtilizationDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuTensorUtilizationDataPoint(ts, 1, "hw.id-val")
+			mb.RecordHwGpuTensorUtilizationDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuThrottleDataPoint(ts, 1, "hw.id-val", "hw.gpu.throttle.reason-val")
+			mb.RecordHwGpuThrottleDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, "hw.gpu.throttle.reason-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuUtilizationDataPoint(ts, 1, "hw.id-val", AttributeHwGpuTaskGeneral)
+			mb.RecordHwGpuUtilizationDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, AttributeHwGpuTaskGeneral)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwPowerDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwStatusDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu, AttributeHwStateOk)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureDataPoint(ts, 1, "hw.id-val", AttributeHwTypeGpu)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordProcessGpuMemoryUsageDataPoint(ts, 1, "hw.id-val", 11, WithProcessExecutableNameMetricAttribute("process.executable.name-val"), WithContainerIDMetricAttribute("container.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithK8sPodNameMetricAttribute("k8s.pod.name-val"), WithK8sNamespaceNameMetricAttribute("k8s.namespace.name-val"), WithK8sContainerNameMetricAttribute("k8s.container.name-val"))
@@ -128,7 +131,7 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetHwGpuMigGpuInstanceID(26)
 			rb.SetHwGpuPciBusID("hw.gpu.pci_bus_id-val")
 			rb.SetHwID("hw.id-val")
-			rb.SetHwName("hw.name-val")
+			rb.SetHwModel("hw.model-val")
 			rb.SetHwParent("hw.parent-val")
 			rb.SetHwVendor("hw.vendor-val")
 			res := rb.Emit()
@@ -220,6 +223,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 					hwGpuClockTypeAttrVal, ok := dp.Attributes().Get("hw.gpu.clock.type")
 					assert.True(t, ok)
 					assert.Equal(t, "graphics", hwGpuClockTypeAttrVal.Str())
@@ -238,6 +244,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "hw.gpu.io":
 					assert.False(t, validatedMetrics["hw.gpu.io"], "Found a duplicate in the metrics slice: hw.gpu.io")
 					validatedMetrics["hw.gpu.io"] = true
@@ -255,6 +264,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 					networkIoDirectionAttrVal, ok := dp.Attributes().Get("network.io.direction")
 					assert.True(t, ok)
 					assert.Equal(t, "transmit", networkIoDirectionAttrVal.Str())
@@ -275,6 +287,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "hw.gpu.memory.reserved":
 					assert.False(t, validatedMetrics["hw.gpu.memory.reserved"], "Found a duplicate in the metrics slice: hw.gpu.memory.reserved")
 					validatedMetrics["hw.gpu.memory.reserved"] = true
@@ -292,6 +307,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "hw.gpu.memory.usage":
 					assert.False(t, validatedMetrics["hw.gpu.memory.usage"], "Found a duplicate in the metrics slice: hw.gpu.memory.usage")
 					validatedMetrics["hw.gpu.memory.usage"] = true
@@ -309,12 +327,15 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "hw.gpu.memory.utilization":
 					assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
 					validatedMetrics["hw.gpu.memory.utilization"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Fraction of the last sample period during which device memory was read or written.", mi.Description())
+					assert.Equal(t, "Share of the GPU's memory in use (hw.gpu.memory.usage / hw.gpu.memory.limit).", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -324,6 +345,27 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
+				case "hw.gpu.memory_controller.utilization":
+					assert.False(t, validatedMetrics["hw.gpu.memory_controller.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory_controller.utilization")
+					validatedMetrics["hw.gpu.memory_controller.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Share of the last sample period in which the memory controller read or wrote device memory (before this release hw.gpu.memory.utilization).", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "hw.gpu.sm.utilization":
 					assert.False(t, validatedMetrics["hw.gpu.sm.utilization"], "Found a duplicate in the metrics slice: hw.gpu.sm.utilization")
 					validatedMetrics["hw.gpu.sm.utilization"] = true
@@ -339,21 +381,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-				case "hw.gpu.temperature":
-					assert.False(t, validatedMetrics["hw.gpu.temperature"], "Found a duplicate in the metrics slice: hw.gpu.temperature")
-					validatedMetrics["hw.gpu.temperature"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "GPU core temperature.", mi.Description())
-					assert.Equal(t, "Cel", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "hw.gpu.tensor.utilization":
 					assert.False(t, validatedMetrics["hw.gpu.tensor.utilization"], "Found a duplicate in the metrics slice: hw.gpu.tensor.utilization")
 					validatedMetrics["hw.gpu.tensor.utilization"] = true
@@ -369,6 +399,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "hw.gpu.throttle":
 					assert.False(t, validatedMetrics["hw.gpu.throttle"], "Found a duplicate in the metrics slice: hw.gpu.throttle")
 					validatedMetrics["hw.gpu.throttle"] = true
@@ -384,6 +417,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 					hwGpuThrottleReasonAttrVal, ok := dp.Attributes().Get("hw.gpu.throttle.reason")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.gpu.throttle.reason-val", hwGpuThrottleReasonAttrVal.Str())
@@ -402,6 +438,9 @@ func TestMetricsBuilder(t *testing.T) {
 					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 					hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
 					assert.True(t, ok)
 					assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
@@ -446,6 +485,24 @@ func TestMetricsBuilder(t *testing.T) {
 					hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
 					assert.True(t, ok)
 					assert.Equal(t, "ok", hwStateAttrVal.Str())
+				case "hw.temperature":
+					assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+					validatedMetrics["hw.temperature"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "GPU core temperature (semconv hw.temperature with hw.type=gpu; hw.gpu.temperature before this release).", mi.Description())
+					assert.Equal(t, "Cel", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "gpu", hwTypeAttrVal.Str())
 				case "process.gpu.memory.usage":
 					assert.False(t, validatedMetrics["process.gpu.memory.usage"], "Found a duplicate in the metrics slice: process.gpu.memory.usage")
 					validatedMetrics["process.gpu.memory.usage"] = true

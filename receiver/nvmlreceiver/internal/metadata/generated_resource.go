@@ -63,10 +63,10 @@ func (rb *ResourceBuilder) SetHwID(val string) {
 	}
 }
 
-// SetHwName sets provided value as "hw.name" attribute.
-func (rb *ResourceBuilder) SetHwName(val string) {
-	if rb.config.HwName.Enabled {
-		rb.res.Attributes().PutStr("hw.name", val)
+// SetHwModel sets provided value as "hw.model" attribute.
+func (rb *ResourceBuilder) SetHwModel(val string) {
+	if rb.config.HwModel.Enabled {
+		rb.res.Attributes().PutStr("hw.model", val)
 	}
 }
 

@@ -19,7 +19,7 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetHwGpuMigGpuInstanceID(26)
 			rb.SetHwGpuPciBusID("hw.gpu.pci_bus_id-val")
 			rb.SetHwID("hw.id-val")
-			rb.SetHwName("hw.name-val")
+			rb.SetHwModel("hw.model-val")
 			rb.SetHwParent("hw.parent-val")
 			rb.SetHwVendor("hw.vendor-val")
 
@@ -67,10 +67,10 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
 			}
-			hwNameAttrVal, ok := res.Attributes().Get("hw.name")
+			hwModelAttrVal, ok := res.Attributes().Get("hw.model")
 			assert.True(t, ok)
 			if ok {
-				assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+				assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 			}
 			hwParentAttrVal, ok := res.Attributes().Get("hw.parent")
 			assert.True(t, ok)
