@@ -32,11 +32,11 @@ func nodeSecond(s float64, leakAll bool) ([]pmetric.Metrics, int) {
 	}
 	for g := 0; g < 8; g++ {
 		id := fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", g)
-		a := map[string]any{"hw.id": id, "hw.name": "NVIDIA H100 80GB HBM3"}
+		a := map[string]any{"hw.id": id, "hw.model": "NVIDIA H100 80GB HBM3"}
 		gauge(spec.HwGpuMemoryUsage, 40*gib+float64(g)*s*(1<<20), a)
 		gauge(spec.HwGpuMemoryLimit, 80*gib, a)
 		gauge(spec.HwGpuUtilization, 0.8, map[string]any{"hw.id": id, "hw.gpu.task": "general"})
-		for _, n := range []string{spec.HwGpuMemoryUtilization, spec.HwGpuTemperature, spec.HwPower, spec.HwEnergy,
+		for _, n := range []string{spec.HwGpuMemoryControllerUtilization, spec.HwGpuTemperature, spec.HwPower, spec.HwEnergy,
 			spec.HwGpuClockFrequency, spec.HwGpuSmUtilization, spec.HwGpuTensorUtilization, spec.HwGpuIo, spec.HwErrors} {
 			gauge(n, 1, a)
 		}

@@ -100,8 +100,12 @@ type LatencyConfig struct {
 	Sigma    float64       `mapstructure:"sigma"`
 	// Floors (seconds) per unified histogram: below them nothing fires
 	// whatever the baseline says.
-	TimeToFirstTokenFloor   float64 `mapstructure:"time_to_first_token_floor"`
+	TimeToFirstTokenFloor float64 `mapstructure:"time_to_first_token_floor"`
+	// TimePerOutputTokenFloor applies to gen_ai.server.time_per_output_token,
+	// one value per request (its mean gap after the first token);
+	// InterTokenLatencyFloor to llm.engine.inter_token_latency, every gap.
 	TimePerOutputTokenFloor float64 `mapstructure:"time_per_output_token_floor"`
+	InterTokenLatencyFloor  float64 `mapstructure:"inter_token_latency_floor"`
 	RequestDurationFloor    float64 `mapstructure:"request_duration_floor"`
 	QueueDurationFloor      float64 `mapstructure:"queue_duration_floor"`
 }
@@ -257,6 +261,7 @@ func (cfg *Config) Validate() error {
 	nonNeg("latency.sigma", cfg.Latency.Sigma)
 	nonNeg("latency.time_to_first_token_floor", cfg.Latency.TimeToFirstTokenFloor)
 	nonNeg("latency.time_per_output_token_floor", cfg.Latency.TimePerOutputTokenFloor)
+	nonNeg("latency.inter_token_latency_floor", cfg.Latency.InterTokenLatencyFloor)
 	nonNeg("latency.request_duration_floor", cfg.Latency.RequestDurationFloor)
 	nonNeg("latency.queue_duration_floor", cfg.Latency.QueueDurationFloor)
 

@@ -9,7 +9,7 @@ import (
 )
 
 // latencyDetector: the latency.quantile of each engine histogram (TTFT,
-// time per output token, request duration, queue time) over latency.window,
+// time per output token, inter-token latency, request duration, queue time) over latency.window,
 // from cumulative deltas, above mean + sigma·σ of its own recent quantiles
 // and above an absolute floor. One incident per engine: the worst
 // histogram, with the others as evidence.
@@ -94,6 +94,8 @@ func (d *diagnoser) latencyFloor(i int) float64 {
 		return d.cfg.Latency.TimeToFirstTokenFloor
 	case histTPOT:
 		return d.cfg.Latency.TimePerOutputTokenFloor
+	case histITL:
+		return d.cfg.Latency.InterTokenLatencyFloor
 	case histDuration:
 		return d.cfg.Latency.RequestDurationFloor
 	default:

@@ -177,3 +177,31 @@ func TestDisabledDetectorIsNotRun(t *testing.T) {
 		t.Fatalf("hardware_errors.enabled=false still fired: %+v", recs)
 	}
 }
+
+// TestInterTokenLatencySpike: per-gap inter-token latency is watched with
+// its own floor, apart from the per-request time per output token.
+func TestInterTokenLatencySpike(t *testing.T) {
+	d := newTestDiagnoser(t, func(c *Config) {
+		c.Latency.Window = 10 * time.Second
+		c.Latency.Baseline = 2 * time.Minute
+	})
+	var total [9]uint64
+	recs := run(d, 0, 120, func(s float64) []pmetric.Metrics {
+		total[0] += 90 // gaps under 100 ms
+		total[1] += 10
+		if s >= 100 {
+			total[1] -= 10
+			total[5] += 10 // 2.5..5 s stalls
+		}
+		md := batch(engineRes, sec(s), pt{name: spec.EngineRequestsWaiting, v: 0})
+		addHist(md, spec.EngineInterTokenLatency, sec(s), latBounds, total[:])
+		return []pmetric.Metrics{md}
+	})
+	f := firing(recs, spec.IncidentKindLatencySpike)
+	if len(f) != 1 || !strings.Contains(f[0].body, "inter-token latency") {
+		t.Fatalf("want one inter-token latency spike: %+v", recs)
+	}
+	if after := time.Duration(f[0].ts - sec(100)); after > 12*time.Second {
+		t.Fatalf("fired %s after onset", after)
+	}
+}

@@ -140,7 +140,7 @@ func (d *diagnoser) enrich(md pmetric.Metrics) {
 							}
 						}
 					}
-				case histMetric[histTTFT], histMetric[histTPOT], histMetric[histDuration], histMetric[histQueue]:
+				case histMetric[histTTFT], histMetric[histTPOT], histMetric[histITL], histMetric[histDuration], histMetric[histQueue]:
 					if !d.cfg.Derived.Exemplars || len(d.exemplars) == 0 || m.Type() != pmetric.MetricTypeHistogram {
 						continue
 					}

@@ -33,7 +33,7 @@ func createDefaultConfig() component.Config {
 		KVCache:  KVCacheConfig{Enabled: true, Threshold: 0.85, For: time.Minute},
 		CacheHit: CacheHitConfig{Enabled: true, Window: time.Minute, Baseline: 15 * time.Minute, MinRatio: 0.65, Sigma: 3, MinQueries: 100},
 		Latency: LatencyConfig{Enabled: true, Quantile: 0.99, Window: time.Minute, Baseline: 30 * time.Minute, Sigma: 3,
-			TimeToFirstTokenFloor: 1, TimePerOutputTokenFloor: 0.2, RequestDurationFloor: 2.5, QueueDurationFloor: 1},
+			TimeToFirstTokenFloor: 1, TimePerOutputTokenFloor: 0.2, InterTokenLatencyFloor: 0.5, RequestDurationFloor: 2.5, QueueDurationFloor: 1},
 		Throughput:     ThroughputConfig{Enabled: true, Window: time.Minute, Baseline: 15 * time.Minute, Drop: 0.3},
 		Queue:          QueueConfig{Enabled: true, MinWaiting: 10, For: 30 * time.Second},
 		Throttle:       ThrottleConfig{Enabled: true, For: 10 * time.Second},

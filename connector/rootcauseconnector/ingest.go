@@ -132,7 +132,7 @@ func (d *diagnoser) ingestMetrics(md pmetric.Metrics) {
 						}
 					}
 					d.ingestEngineNumber(eng, name, m)
-				case histMetric[histTTFT], histMetric[histTPOT], histMetric[histDuration], histMetric[histQueue]:
+				case histMetric[histTTFT], histMetric[histTPOT], histMetric[histITL], histMetric[histDuration], histMetric[histQueue]:
 					if m.Type() != pmetric.MetricTypeHistogram {
 						continue
 					}
@@ -223,7 +223,7 @@ func (d *diagnoser) gpu(res, a pcommon.Map, t int64) *subject {
 		d.subjects.touch(s, t)
 		return s
 	}
-	s := &subject{kind: kindGPU, key: id.Str(), hwID: id.Str(), hwName: strValue(res, a, spec.AttrHwName), pid: -1,
+	s := &subject{kind: kindGPU, key: id.Str(), hwID: id.Str(), hwName: gpuModel(res, a), pid: -1,
 		gpu: &gpuState{mem: newWindow(d.cfg.Leak.Window, d.cfg.EvaluationInterval),
 			util: newWindow(d.cfg.Throughput.Window, d.cfg.EvaluationInterval)}}
 	d.subjects.gpus[s.key] = s
@@ -381,4 +381,13 @@ func (d *diagnoser) ingestHistogram(s *subject, name string, h pmetric.Histogram
 		}
 		hs.add(t, counts)
 	}
+}
+
+// gpuModel is the GPU's product name: hw.model, or hw.name from an agent of
+// the release before (kept for one release; see docs/metric-spec.md).
+func gpuModel(res, a pcommon.Map) string {
+	if m := strValue(res, a, spec.AttrHwModel); m != "" {
+		return m
+	}
+	return strValue(res, a, spec.AttrHwName)
 }

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector/internal/stats"
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // subjectKind says what a subject is.
@@ -114,19 +115,21 @@ type procState struct {
 const (
 	histTTFT = iota
 	histTPOT
+	histITL
 	histDuration
 	histQueue
 	numHists
 )
 
 var histMetric = [numHists]string{
-	"gen_ai.server.time_to_first_token",
-	"gen_ai.server.time_per_output_token",
-	"gen_ai.server.request.duration",
-	"llm.engine.request.queue.duration",
+	spec.GenAIServerTimeToFirstToken,
+	spec.GenAIServerTimePerOutputToken,
+	spec.EngineInterTokenLatency,
+	spec.GenAIServerRequestDuration,
+	spec.EngineRequestQueueDuration,
 }
 
-var histShort = [numHists]string{"time to first token", "time per output token", "request duration", "queue time"}
+var histShort = [numHists]string{"time to first token", "time per output token", "inter-token latency", "request duration", "queue time"}
 
 type engineState struct {
 	kv, kvLong    stats.Series
