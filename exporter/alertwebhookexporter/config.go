@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // Formats.
@@ -24,8 +26,8 @@ const (
 // Severities, lowest first.
 const (
 	SeverityInfo     = "info"
-	SeverityWarning  = "warning"
-	SeverityCritical = "critical"
+	SeverityWarning  = spec.SeverityWarning
+	SeverityCritical = spec.SeverityCritical
 )
 
 // Config is the alertwebhook exporter's configuration.
@@ -175,7 +177,7 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.min_severity must be info, warning or critical, got %q", at, a.MinSeverity))
 		}
 		for _, s := range a.States {
-			if s != "firing" && s != "resolved" {
+			if s != spec.StateFiring && s != spec.StateResolved {
 				errs = append(errs, fmt.Errorf("%s.states: %q is not firing or resolved", at, s))
 			}
 		}

@@ -27,6 +27,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmops-otel/otelcol-llmops/exporter/alertwebhookexporter/internal/metadata"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // target is one HTTP destination with its own client and signing.
@@ -148,7 +150,7 @@ func (e *alertExporter) push(ctx context.Context, ld plog.Logs) error {
 	for _, in := range all {
 		// Resolutions always go out: the firing record may have passed
 		// the filter at a lower threshold or before a config change.
-		if in.State == "resolved" || severityRank(in.Severity) >= min {
+		if in.State == spec.StateResolved || severityRank(in.Severity) >= min {
 			send = append(send, in)
 		}
 	}
@@ -185,7 +187,7 @@ func actionWants(a ActionConfig, in incident) bool {
 	}
 	states := a.States
 	if len(states) == 0 {
-		states = []string{"firing"}
+		states = []string{spec.StateFiring}
 	}
 	for _, s := range states {
 		if s == in.State {
@@ -292,7 +294,7 @@ func (e *alertExporter) remember(ins []incident) {
 	now := e.now()
 	for i := range ins {
 		in := &ins[i]
-		if in.State == "resolved" {
+		if in.State == spec.StateResolved {
 			delete(e.firing, in.ID)
 			continue
 		}

@@ -51,7 +51,7 @@ func (e *alertExporter) alertOf(in *incident) amAlert {
 	}
 	a := amAlert{Labels: labels, Annotations: ann, StartsAt: in.Start.UTC().Format(time.RFC3339Nano),
 		GeneratorURL: fillIDs(e.cfg.GeneratorURL, in)}
-	if in.State == "resolved" {
+	if in.State == spec.StateResolved {
 		a.EndsAt = in.Time.UTC().Format(time.RFC3339Nano)
 	} else {
 		// Active until a re-send moves endsAt on (or the resolution).
@@ -101,7 +101,7 @@ type slackMessage struct {
 func (e *alertExporter) slackOf(in *incident) slackMessage {
 	icon := ":warning:"
 	switch {
-	case in.State == "resolved":
+	case in.State == spec.StateResolved:
 		icon = ":white_check_mark:"
 	case in.Severity == SeverityCritical:
 		icon = ":rotating_light:"
@@ -112,7 +112,7 @@ func (e *alertExporter) slackOf(in *incident) slackMessage {
 		b.WriteString(" on " + e.node)
 	}
 	b.WriteString("\n" + in.Body)
-	if in.Action != "" && in.State != "resolved" {
+	if in.Action != "" && in.State != spec.StateResolved {
 		b.WriteString("\n> " + in.Action)
 	}
 	if u := fillIDs(e.cfg.TraceURLTemplate, in); u != "" {

@@ -14,7 +14,7 @@ import (
 
 // kindLeakSuspect is profileimport's one-shot finding: it has no lifecycle
 // (no resolution, no re-notification), so it is not re-sent.
-const kindLeakSuspect = "leak_suspect"
+const kindLeakSuspect = spec.IncidentKindLeakSuspect
 
 // incident is one incident log record, read once from pdata.
 type incident struct {
@@ -101,7 +101,7 @@ func fromRecord(lr plog.LogRecord, res map[string]any) incident {
 		}
 	}
 	if in.State == "" {
-		in.State = "firing"
+		in.State = spec.StateFiring
 	}
 	if in.ID == "" {
 		// Without an id, the kind and subject identify it (stable across
@@ -138,11 +138,11 @@ func (in *incident) description() string {
 		b.WriteString("Evidence:\n")
 		for _, e := range ev {
 			m, _ := e.(map[string]any)
-			fmt.Fprintf(&b, "- %v = %v %v", m["signal"], m["value"], m["unit"])
-			if v, ok := m["baseline"]; ok {
+			fmt.Fprintf(&b, "- %v = %v %v", m[spec.EvidenceSignal], m[spec.EvidenceValue], m[spec.EvidenceUnit])
+			if v, ok := m[spec.EvidenceBaseline]; ok {
 				fmt.Fprintf(&b, ", baseline %v", v)
 			}
-			if v, ok := m["threshold"]; ok {
+			if v, ok := m[spec.EvidenceThreshold]; ok {
 				fmt.Fprintf(&b, ", threshold %v", v)
 			}
 			if v, ok := m["note"]; ok {

@@ -86,6 +86,8 @@ func WriteMarkdown(w io.Writer) error {
 	}
 	b.WriteString("\n")
 
+	writeAttrTables(&b)
+
 	b.WriteString("## Incidents\n\n")
 	b.WriteString("The `rootcause` connector emits each incident as a log record: severity WARN (warning) or ERROR (critical), ")
 	b.WriteString("a one-line body a person can act on, TraceID/SpanID pointing at the most implicated profiler span when one is known, ")
@@ -100,6 +102,30 @@ func WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeAttrTables renders where attributes are set outside metric points.
+func writeAttrTables(b *strings.Builder) {
+	b.WriteString("## Resources, spans and log records\n\n")
+	b.WriteString("Attributes set outside metric points, by producer; each is defined in the table above.\n\n")
+	for _, t := range attrTables {
+		fmt.Fprintf(b, "### %s\n\n%s\n\n", t.Title, t.Intro)
+		b.WriteString("| attribute | on | requirement | type | description |\n|---|---|---|---|---|\n")
+		for _, a := range t.Attributes {
+			req := string(a.Requirement)
+			if a.Fixed != "" {
+				req += fmt.Sprintf(" (always `%s`)", a.Fixed)
+			}
+			typ, desc := TypeString, ""
+			if d, ok := LookupAttribute(a.Name); ok {
+				typ, desc = d.Type, d.Description
+			} else if f, ok := lookupIncidentField(a.Name); ok {
+				typ, desc = f.Type, f.Description
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", a.Name, t.Place, req, typ, escapeCell(desc))
+		}
+		b.WriteString("\n")
+	}
 }
 
 func valueList(values []string) string {

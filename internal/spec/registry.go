@@ -276,6 +276,33 @@ var attributes = []Attribute{
 	{Name: AttrProfileModulePath, Type: TypeString, Origin: OriginLLMOps, Description: "Model-layer path from the profiler's module hierarchy, outermost first, joined with '/'."},
 	{Name: AttrProfileDevice, Type: TypeInt, Origin: OriginLLMOps, Description: "Device index within the profiled process."},
 	{Name: AttrProfileFile, Type: TypeString, Origin: OriginLLMOps, Description: "Path of the imported profile file."},
+
+	// Resources, spans and log records (where each is used: attrTables).
+	{Name: AttrServiceName, Type: TypeString, Origin: OriginSemconv, Description: "Logical name of the service: `" + ProfileServiceName + "` on profileimport's resources."},
+	{Name: AttrHostName, Type: TypeString, Origin: OriginSemconv, Description: "Host the profile was recorded on, when the trace says."},
+	{Name: AttrThreadID, Type: TypeInt, Origin: OriginSemconv, Description: "Thread (tid) a CPU span ran on."},
+	{Name: AttrProfileRank, Type: TypeInt, Origin: OriginLLMOps, Description: "Distributed rank of the profiled process (Kineto distributedInfo)."},
+	{Name: AttrProfileWorldSize, Type: TypeInt, Origin: OriginLLMOps, Description: "Number of ranks of the profiled job (Kineto distributedInfo)."},
+	{Name: AttrProfileGPUNames, Type: TypeSlice, Origin: OriginLLMOps, Description: "Names of the GPUs the profile saw, by device index."},
+	{Name: AttrProfileCategory, Type: TypeString, Origin: OriginLLMOps, Description: "Profiler event category of a span as the profiler wrote it (cpu_op, kernel, gpu_memcpy, cuda_runtime, python_function, user_annotation, nvtx, ...); `profile` on the root span."},
+	{Name: AttrProfileStream, Type: TypeInt, Origin: OriginLLMOps, Description: "CUDA stream of GPU activity (or of the allocation an out-of-memory record is about)."},
+	{Name: AttrProfileExternalID, Type: TypeInt, Origin: OriginLLMOps, Description: "Kineto External id: links an operator to the runtime calls and kernels it caused."},
+	{Name: AttrProfileCorrelation, Type: TypeInt, Origin: OriginLLMOps, Description: "CUPTI correlation id linking a runtime launch to its GPU activity."},
+	{Name: AttrProfileInputDims, Type: TypeString, Origin: OriginLLMOps, Description: "Operator input shapes, as recorded (record_shapes=True)."},
+	{Name: AttrProfileGrid, Type: TypeString, Origin: OriginLLMOps, Description: "Kernel launch grid dimensions."},
+	{Name: AttrProfileBlock, Type: TypeString, Origin: OriginLLMOps, Description: "Kernel launch block dimensions."},
+	{Name: AttrProfileCallStack, Type: TypeString, Origin: OriginLLMOps, Description: "Python call stack of an operator, as recorded (with_stack=True)."},
+	{Name: AttrProfileOutstandingBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Leak suspect: bytes a model-layer path allocated during the profile and had not freed at its end."},
+	{Name: AttrProfileOutstandingAllocations, Type: TypeInt, Origin: OriginLLMOps, Description: "Leak suspect: number of allocations still outstanding at the end of the profile."},
+	{Name: AttrProfileAllocatedBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Leak suspect: bytes the path allocated during the profile, freed or not."},
+	{Name: AttrProfileRequestedBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Out-of-memory record: bytes the failed allocation asked for."},
+	{Name: AttrProfileDeviceFreeBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Out-of-memory record: bytes the device had free when the allocation failed."},
+	{Name: AttrProfileAllocatorAllocatedBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Out-of-memory record: bytes the caching allocator had handed out on the device at the failure."},
+	{Name: AttrProfileAllocatorReservedBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Out-of-memory record: bytes the caching allocator had reserved from the driver at the failure."},
+	{Name: AttrProfilePythonStack, Type: TypeSlice, Origin: OriginLLMOps, Description: "Out-of-memory record: Python frames of the failed allocation, innermost first (file:line function)."},
+	{Name: AttrGenAIUsageInputTokens, Type: TypeInt, Origin: OriginSemconv, Description: "Span: prompt tokens of a GenAI call (llmnormalize renames gen_ai.usage.prompt_tokens and llm.input_tokens to it)."},
+	{Name: AttrGenAIUsageOutputTokens, Type: TypeInt, Origin: OriginSemconv, Description: "Span: generated tokens of a GenAI call (llmnormalize renames gen_ai.usage.completion_tokens and llm.output_tokens to it)."},
+	{Name: AttrLinkTraceID, Type: TypeString, Origin: OriginLLMOps, Description: "Span: a trace id found in another attribute (trace_attributes), normalised to 32 lowercase hex digits so traces of different systems can be joined."},
 }
 
 var incidentFields = []IncidentField{

@@ -118,7 +118,7 @@ func (t *target) scrapeOnce(ctx context.Context) {
 	if err != nil {
 		up = 0
 		sm.Metrics().RemoveIf(func(pmetric.Metric) bool { return true })
-		t.r.telemetry.LlmengineScrapeFailures.Add(ctx, 1, metric.WithAttributes(attribute.String("llm.engine.target", t.endpoint)))
+		t.r.telemetry.LlmengineScrapeFailures.Add(ctx, 1, metric.WithAttributes(attribute.String(spec.AttrEngineTarget, t.endpoint)))
 		if t.r.warn.Allow(t.endpoint) {
 			t.r.logger().Warn("engine scrape failed; llm.engine.up=0 until it recovers",
 				zap.String("target", t.endpoint), zap.String("engine", t.engineName()), zap.Error(err))
@@ -177,7 +177,7 @@ func (t *target) scrape(ctx context.Context, now time.Time, dst pmetric.MetricSl
 		return fmt.Errorf("unparsable exposition from %s: %w", t.endpoint, err)
 	}
 	if skipped := stats.DuplicateSeries + stats.InvalidSeries; skipped > 0 {
-		t.r.telemetry.LlmengineSeriesSkipped.Add(ctx, int64(skipped), metric.WithAttributes(attribute.String("llm.engine.target", t.endpoint)))
+		t.r.telemetry.LlmengineSeriesSkipped.Add(ctx, int64(skipped), metric.WithAttributes(attribute.String(spec.AttrEngineTarget, t.endpoint)))
 		if t.r.warn.Allow(t.endpoint + "/skipped") {
 			t.r.logger().Warn("engine exposition has series that were skipped",
 				zap.String("target", t.endpoint), zap.Int("duplicate", stats.DuplicateSeries),

@@ -11,7 +11,7 @@ import (
 
 // KindLeakSuspect is the incident.kind of profileimport's leak-suspect
 // records: findings in one imported profile, not incidents with a lifecycle.
-const KindLeakSuspect = "leak_suspect"
+const KindLeakSuspect = spec.IncidentKindLeakSuspect
 
 func (r *Reader) ingestLogs(ld plog.Logs) {
 	rls := ld.ResourceLogs()

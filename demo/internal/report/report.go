@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/llmops-otel/otelcol-llmops/demo/internal/exported"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // Options are the report's page-level texts.
@@ -137,7 +139,7 @@ func mergeIncidents(recs []exported.Incident) []*incident {
 			byID[id] = inc
 			out = append(out, inc)
 		}
-		if r.State == "resolved" {
+		if r.State == spec.StateResolved {
 			inc.Resolved = r.Time
 			if inc.Last.State == "" {
 				inc.Last = r
@@ -147,7 +149,7 @@ func mergeIncidents(recs []exported.Incident) []*incident {
 		if r.Time.Before(inc.Fired) || inc.Fired.IsZero() {
 			inc.Fired = r.Time
 		}
-		if inc.Last.State == "resolved" || !r.Time.Before(inc.Last.Time) {
+		if inc.Last.State == spec.StateResolved || !r.Time.Before(inc.Last.Time) {
 			inc.Last = r
 		}
 		// A later firing after a resolution reopens the incident.
@@ -155,8 +157,8 @@ func mergeIncidents(recs []exported.Incident) []*incident {
 			inc.Resolved = time.Time{}
 		}
 		inc.Notified++
-		if r.Severity == "critical" {
-			inc.Severity = "critical"
+		if r.Severity == spec.SeverityCritical {
+			inc.Severity = spec.SeverityCritical
 		} else if inc.Severity == "" {
 			inc.Severity = r.Severity
 		}
@@ -169,7 +171,7 @@ func sevColor(inc *incident) string {
 	if !inc.Resolved.IsZero() {
 		return colorResolved
 	}
-	if inc.Severity == "critical" {
+	if inc.Severity == spec.SeverityCritical {
 		return colorCritical
 	}
 	return colorWarning
@@ -460,8 +462,8 @@ func writeIncidents(b *strings.Builder, incs []*incident) {
 func writeCard(b *strings.Builder, inc *incident) {
 	r := &inc.Last
 	cls, badge := inc.Severity, inc.Severity
-	if cls != "critical" {
-		cls, badge = "warning", "warning"
+	if cls != spec.SeverityCritical {
+		cls, badge = spec.SeverityWarning, spec.SeverityWarning
 	}
 	if !inc.Resolved.IsZero() {
 		cls = "resolved"
@@ -532,12 +534,12 @@ func writeEvidence(b *strings.Builder, ev []map[string]any) {
 	}
 	b.WriteString(`</tr></thead><tbody>`)
 	for _, e := range ev {
-		unit, _ := e["unit"].(string)
+		unit, _ := e[spec.EvidenceUnit].(string)
 		fmt.Fprintf(b, `<tr><td><code>%s</code></td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td><td>%s</td>`,
-			html.EscapeString(fmt.Sprint(nz(e["signal"]))),
-			html.EscapeString(fmtValue(e["value"], unit)),
-			html.EscapeString(fmtValue(e["baseline"], unit)),
-			html.EscapeString(fmtValue(e["threshold"], unit)),
+			html.EscapeString(fmt.Sprint(nz(e[spec.EvidenceSignal]))),
+			html.EscapeString(fmtValue(e[spec.EvidenceValue], unit)),
+			html.EscapeString(fmtValue(e[spec.EvidenceBaseline], unit)),
+			html.EscapeString(fmtValue(e[spec.EvidenceThreshold], unit)),
 			html.EscapeString(unit))
 		if hasNote {
 			fmt.Fprintf(b, `<td>%s</td>`, html.EscapeString(fmt.Sprint(nz(e["note"]))))
@@ -625,8 +627,8 @@ func writeLeakSuspects(b *strings.Builder, sus []exported.Incident) {
 	for _, s := range sus {
 		out := ""
 		for _, e := range s.Evidence {
-			if u, _ := e["unit"].(string); u == "By" {
-				out = fmtValue(e["value"], u)
+			if u, _ := e[spec.EvidenceUnit].(string); u == "By" {
+				out = fmtValue(e[spec.EvidenceValue], u)
 				break
 			}
 		}

@@ -198,7 +198,7 @@ func (a *analysis) take(td ptrace.Traces) {
 			for _, sp := range ss.Spans().All() {
 				a.spans++
 				attrs := sp.Attributes()
-				cat := strAttr(attrs, profile.AttrCategory)
+				cat := strAttr(attrs, spec.AttrProfileCategory)
 				start, end := int64(sp.StartTimestamp()), int64(sp.EndTimestamp())
 				switch {
 				case sp.ParentSpanID().IsEmpty() && cat == profile.RootSpanCategory:
@@ -361,20 +361,20 @@ func leakSuspects(ld plog.Logs) []LeakSuspect {
 		for _, sl := range rl.ScopeLogs().All() {
 			for _, lr := range sl.LogRecords().All() {
 				a := lr.Attributes()
-				if strAttr(a, spec.IncidentKind) != profile.KindLeakSuspect {
+				if strAttr(a, spec.IncidentKind) != spec.IncidentKindLeakSuspect {
 					continue
 				}
 				l := LeakSuspect{ModulePath: strAttr(a, spec.AttrProfileModulePath), Message: lr.Body().Str()}
 				if v, ok := a.Get(spec.AttrProfileDevice); ok {
 					l.Device = v.Int()
 				}
-				if v, ok := a.Get(profile.AttrOutstandingB); ok {
+				if v, ok := a.Get(spec.AttrProfileOutstandingBytes); ok {
 					l.OutstandingBytes = v.Int()
 				}
-				if v, ok := a.Get(profile.AttrOutstandingN); ok {
+				if v, ok := a.Get(spec.AttrProfileOutstandingAllocations); ok {
 					l.OutstandingAllocations = v.Int()
 				}
-				if v, ok := a.Get(profile.AttrAllocatedB); ok {
+				if v, ok := a.Get(spec.AttrProfileAllocatedBytes); ok {
 					l.AllocatedBytes = v.Int()
 				}
 				out = append(out, l)

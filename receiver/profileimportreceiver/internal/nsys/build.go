@@ -306,7 +306,7 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 	for _, r := range []pcommon.Resource{resource, res.Metrics.ResourceMetrics().AppendEmpty().Resource(),
 		res.Logs.ResourceLogs().AppendEmpty().Resource()} {
 		a := r.Attributes()
-		a.PutStr(profile.AttrServiceName, profile.ServiceName)
+		a.PutStr(spec.AttrServiceName, spec.ProfileServiceName)
 		if mainPid >= 0 {
 			a.PutInt(spec.AttrProcessPid, mainPid)
 			if n := im.pnames[mainPid]; n != "" {
@@ -358,7 +358,7 @@ func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit fu
 			root.SetKind(ptrace.SpanKindInternal)
 			root.SetStartTimestamp(pcommon.Timestamp(winStart))
 			root.SetEndTimestamp(pcommon.Timestamp(winEnd))
-			root.Attributes().PutStr(profile.AttrCategory, profile.RootSpanCategory)
+			root.Attributes().PutStr(spec.AttrProfileCategory, profile.RootSpanCategory)
 			from = 0
 		}
 		for _, i := range kept[from : first+n] {
@@ -376,7 +376,7 @@ func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit fu
 			sp.SetStartTimestamp(pcommon.Timestamp(nd.start + off))
 			sp.SetEndTimestamp(pcommon.Timestamp(nd.end + off))
 			a := sp.Attributes()
-			a.PutStr(profile.AttrCategory, kindCategories[nd.kind])
+			a.PutStr(spec.AttrProfileCategory, kindCategories[nd.kind])
 			if nd.path != "" {
 				a.PutStr(spec.AttrProfileModulePath, nd.path)
 			}
@@ -384,19 +384,19 @@ func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit fu
 				a.PutInt(spec.AttrProfileDevice, nd.device)
 			}
 			if nd.stream >= 0 {
-				a.PutInt(profile.AttrStream, nd.stream)
+				a.PutInt(spec.AttrProfileStream, nd.stream)
 			}
 			if nd.corr >= 0 {
-				a.PutInt(profile.AttrCorrelation, nd.corr)
+				a.PutInt(spec.AttrProfileCorrelation, nd.corr)
 			}
 			if nd.gtid >= 0 {
-				a.PutInt(profile.AttrThreadID, nd.gtid&0xFFFFFF)
+				a.PutInt(spec.AttrThreadID, nd.gtid&0xFFFFFF)
 			}
 			if nd.grid != "" {
-				a.PutStr(profile.AttrGrid, nd.grid)
+				a.PutStr(spec.AttrProfileGrid, nd.grid)
 			}
 			if nd.block != "" {
-				a.PutStr(profile.AttrBlock, nd.block)
+				a.PutStr(spec.AttrProfileBlock, nd.block)
 			}
 			if nd.link >= 0 {
 				l := im.links[nd.link]
@@ -605,7 +605,7 @@ func thin(pts [][2]int64, from, to int64) [][2]int64 {
 }
 
 // emitLeaks writes the leak-suspect records in the Kineto import's schema
-// (so that the rootcause processor and llmprof read both alike), plus
+// (so that the rootcause connector and llmprof read both alike), plus
 // process.pid: an nsys capture may cover several processes.
 func (im *importer) emitLeaks(ld plog.Logs, acc *memAccount, keep []bool, tid pcommon.TraceID, ids profile.SpanIDs, winEnd int64) {
 	sl := ld.ResourceLogs().At(0).ScopeLogs().AppendEmpty()

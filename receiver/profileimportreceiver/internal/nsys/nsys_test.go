@@ -219,7 +219,7 @@ func TestNewSchema(t *testing.T) {
 			t.Fatalf("kernel parent %q", launch.Name())
 		}
 		dev, _ := k.Attributes().Get(spec.AttrProfileDevice)
-		tidv, _ := launch.Attributes().Get(profile.AttrThreadID)
+		tidv, _ := launch.Attributes().Get(spec.AttrThreadID)
 		switch dev.Int() {
 		case 0:
 			if parentName(launch) != "Qwen2Attention_0" || tidv.Int() != 101 {
@@ -231,7 +231,7 @@ func TestNewSchema(t *testing.T) {
 			if uint64(k.StartTimestamp()) != uint64(sessionStart+70) || uint64(k.EndTimestamp()) != uint64(sessionStart+170) {
 				t.Errorf("kernel time %d..%d", k.StartTimestamp(), k.EndTimestamp())
 			}
-			g, _ := k.Attributes().Get(profile.AttrGrid)
+			g, _ := k.Attributes().Get(spec.AttrProfileGrid)
 			if g.Str() != "[128, 1, 1]" {
 				t.Errorf("grid %q", g.Str())
 			}
@@ -342,10 +342,10 @@ func TestNewSchema(t *testing.T) {
 	if first.SeverityNumber() != plog.SeverityNumberWarn {
 		t.Error("leak suspect not WARN")
 	}
-	if k, _ := first.Attributes().Get(spec.IncidentKind); k.Str() != profile.KindLeakSuspect {
+	if k, _ := first.Attributes().Get(spec.IncidentKind); k.Str() != spec.IncidentKindLeakSuspect {
 		t.Errorf("kind %q", k.Str())
 	}
-	if v, _ := first.Attributes().Get(profile.AttrOutstandingB); v.Int() != 4*mib {
+	if v, _ := first.Attributes().Get(spec.AttrProfileOutstandingBytes); v.Int() != 4*mib {
 		t.Errorf("first suspect %d bytes", v.Int())
 	}
 	if second.SpanID() != im.byName["cudaMalloc_v3020"].SpanID() || second.TraceID() != root.TraceID() {

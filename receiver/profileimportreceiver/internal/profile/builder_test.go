@@ -184,7 +184,7 @@ func TestParentChainsAndModulePaths(t *testing.T) {
 		t.Error("bare Python frame should be folded")
 	}
 	g := ix.byName["gemm"]
-	if d, _ := g.Attributes().Get(spec.AttrProfileDevice); d.Int() != 0 || strAttr(g, AttrGrid) != "[24, 1, 1]" || strAttr(g, AttrCategory) != "kernel" {
+	if d, _ := g.Attributes().Get(spec.AttrProfileDevice); d.Int() != 0 || strAttr(g, spec.AttrProfileGrid) != "[24, 1, 1]" || strAttr(g, spec.AttrProfileCategory) != "kernel" {
 		t.Errorf("kernel attributes: %v", g.Attributes().AsRaw())
 	}
 	if g.Kind() != ptrace.SpanKindInternal || g.StartTimestamp() != pcommon.Timestamp(100*us) || g.EndTimestamp() != pcommon.Timestamp(150*us) {
@@ -346,10 +346,10 @@ func TestLegacyCategories(t *testing.T) {
 			t.Errorf("%s chain = %s, want %s", k, got, w)
 		}
 	}
-	if c := strAttr(ix.byName["volta_sgemm"], AttrCategory); c != "Kernel" {
+	if c := strAttr(ix.byName["volta_sgemm"], spec.AttrProfileCategory); c != "Kernel" {
 		t.Errorf("category = %q", c)
 	}
-	if c := strAttr(ix.byName["aten::mm"], AttrCallStack); !strings.Contains(c, "model.py(3)") {
+	if c := strAttr(ix.byName["aten::mm"], spec.AttrProfileCallStack); !strings.Contains(c, "model.py(3)") {
 		t.Errorf("call stack = %q", c)
 	}
 	if res.Stats.KernelsWithoutLauncher != 0 || res.Stats.Spans != 8 {
@@ -456,7 +456,7 @@ func TestKnownLeak(t *testing.T) {
 	}
 	lr := lrs.At(0)
 	attrs := lr.Attributes().AsRaw()
-	if attrs[spec.IncidentKind] != "leak_suspect" || attrs[spec.AttrProfileModulePath] != "Toy/Leaky_0" || attrs[AttrOutstandingB] != 1000*MiB || attrs[AttrOutstandingN] != int64(10) || attrs[spec.AttrProfileDevice] != int64(0) || attrs[spec.AttrProfileFile] != "/profiles/leak.json" {
+	if attrs[spec.IncidentKind] != "leak_suspect" || attrs[spec.AttrProfileModulePath] != "Toy/Leaky_0" || attrs[spec.AttrProfileOutstandingBytes] != 1000*MiB || attrs[spec.AttrProfileOutstandingAllocations] != int64(10) || attrs[spec.AttrProfileDevice] != int64(0) || attrs[spec.AttrProfileFile] != "/profiles/leak.json" {
 		t.Errorf("attributes %v", attrs)
 	}
 	if lr.SeverityNumber() != plog.SeverityNumberWarn || lr.SeverityText() != "WARN" {
@@ -517,10 +517,10 @@ func TestResourceAttributes(t *testing.T) {
 	res := build(t, DefaultOptions(), leakModel(), md, "/p/leak.json")
 	for _, r := range []pcommon.Resource{res.Traces.ResourceSpans().At(0).Resource(), res.Metrics.ResourceMetrics().At(0).Resource(), res.Logs.ResourceLogs().At(0).Resource()} {
 		a := r.Attributes().AsRaw()
-		if a["host.name"] != "node-1" || a[spec.AttrProcessPid] != cpu || a[spec.AttrProfileFile] != "/p/leak.json" || a[AttrRank] != int64(1) || a[AttrWorldSize] != int64(2) || a["service.name"] != "pytorch-profiler" {
+		if a["host.name"] != "node-1" || a[spec.AttrProcessPid] != cpu || a[spec.AttrProfileFile] != "/p/leak.json" || a[spec.AttrProfileRank] != int64(1) || a[spec.AttrProfileWorldSize] != int64(2) || a["service.name"] != "pytorch-profiler" {
 			t.Errorf("resource %v", a)
 		}
-		if n, _ := r.Attributes().Get(AttrGPUNames); n.Slice().Len() != 2 {
+		if n, _ := r.Attributes().Get(spec.AttrProfileGPUNames); n.Slice().Len() != 2 {
 			t.Errorf("gpu names %v", a)
 		}
 	}

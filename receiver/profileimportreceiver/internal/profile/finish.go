@@ -23,30 +23,13 @@ import (
 // ScopeName is the instrumentation scope of everything the builder emits.
 const ScopeName = "github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver"
 
-// Names this package introduces (not in docs/metric-spec.md yet).
+// Names of what the builder emits are in internal/spec (spec.AttrProfile*,
+// spec.ProfileServiceName, spec.IncidentKindLeakSuspect); these are the
+// builder's own.
 const (
 	MetricMemoryTotalAllocated = spec.ProfileMemoryTotalAllocated
 	MetricMemoryTotalReserved  = spec.ProfileMemoryTotalReserved
 
-	AttrCategory     = "llm.profile.category"
-	AttrStream       = "llm.profile.stream"
-	AttrExternalID   = "llm.profile.external_id"
-	AttrCorrelation  = "llm.profile.correlation"
-	AttrInputDims    = "llm.profile.input_dims"
-	AttrGrid         = "llm.profile.grid"
-	AttrBlock        = "llm.profile.block"
-	AttrCallStack    = "llm.profile.call_stack"
-	AttrRank         = "llm.profile.rank"
-	AttrWorldSize    = "llm.profile.world_size"
-	AttrGPUNames     = "llm.profile.gpu.names"
-	AttrOutstandingB = spec.AttrProfileOutstandingBytes
-	AttrOutstandingN = "llm.profile.memory.outstanding_allocations"
-	AttrAllocatedB   = "llm.profile.memory.allocated_bytes"
-	AttrThreadID     = "thread.id"
-	AttrHostName     = "host.name"
-	AttrServiceName  = "service.name"
-	ServiceName      = "pytorch-profiler"
-	KindLeakSuspect  = spec.IncidentKindLeakSuspect
 	RootSpanCategory = "profile"
 	UnattributedPath = "<unattributed>"
 	leakSeverityText = "WARN"
@@ -582,7 +565,7 @@ func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func
 			root.SetKind(ptrace.SpanKindInternal)
 			root.SetStartTimestamp(pcommon.Timestamp(winStart))
 			root.SetEndTimestamp(pcommon.Timestamp(winEnd))
-			root.Attributes().PutStr(AttrCategory, RootSpanCategory)
+			root.Attributes().PutStr(spec.AttrProfileCategory, RootSpanCategory)
 			off0 = 1
 		}
 		fill := func(from, to int, counts *[len(kindNames)]int64) {
@@ -631,7 +614,7 @@ func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pc
 	sp.SetEndTimestamp(pcommon.Timestamp(nd.end() + off))
 	a := sp.Attributes()
 	a.EnsureCapacity(b.attrCount(t, nd, i))
-	a.PutStr(AttrCategory, b.strs[nd.cat])
+	a.PutStr(spec.AttrProfileCategory, b.strs[nd.cat])
 	if p := t.modPath[i]; p != 0 {
 		a.PutStr(spec.AttrProfileModulePath, b.strs[p])
 	}
@@ -639,27 +622,27 @@ func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pc
 		a.PutInt(spec.AttrProfileDevice, int64(nd.device))
 	}
 	if nd.stream >= 0 {
-		a.PutInt(AttrStream, int64(nd.stream))
+		a.PutInt(spec.AttrProfileStream, int64(nd.stream))
 	}
 	if nd.kind != kPython {
 		if nd.ext >= 0 {
-			a.PutInt(AttrExternalID, nd.ext)
+			a.PutInt(spec.AttrProfileExternalID, nd.ext)
 		}
 		if nd.corr >= 0 {
-			a.PutInt(AttrCorrelation, nd.corr)
+			a.PutInt(spec.AttrProfileCorrelation, nd.corr)
 		}
 	}
 	if nd.kind.cpu() {
 		if th := &b.threads[nd.thread]; th.tidStr == "" {
-			a.PutInt(AttrThreadID, th.tid)
+			a.PutInt(spec.AttrThreadID, th.tid)
 		}
 	}
 	if nd.extra != 0 {
 		x := &b.extras[nd.extra]
-		putRaw(a, AttrInputDims, b.strs[x.inputDims])
-		putRaw(a, AttrGrid, b.strs[x.grid])
-		putRaw(a, AttrBlock, b.strs[x.block])
-		putRaw(a, AttrCallStack, b.strs[x.callStack])
+		putRaw(a, spec.AttrProfileInputDims, b.strs[x.inputDims])
+		putRaw(a, spec.AttrProfileGrid, b.strs[x.grid])
+		putRaw(a, spec.AttrProfileBlock, b.strs[x.block])
+		putRaw(a, spec.AttrProfileCallStack, b.strs[x.callStack])
 	}
 }
 
@@ -716,12 +699,12 @@ func putRaw(a pcommon.Map, k, v string) {
 
 func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file string, pid int64) {
 	a := r.Attributes()
-	a.PutStr(AttrServiceName, ServiceName)
+	a.PutStr(spec.AttrServiceName, spec.ProfileServiceName)
 	for _, kv := range md.Extra {
 		switch kv.Key {
-		case "host_name", "hostname", "host.name":
+		case "host_name", "hostname", spec.AttrHostName:
 			if v := strings.Trim(kv.Value, `"`); v != "" {
-				a.PutStr(AttrHostName, v)
+				a.PutStr(spec.AttrHostName, v)
 			}
 		}
 	}
@@ -733,13 +716,13 @@ func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file stri
 	}
 	a.PutStr(spec.AttrProfileFile, file)
 	if md.Rank >= 0 {
-		a.PutInt(AttrRank, md.Rank)
+		a.PutInt(spec.AttrProfileRank, md.Rank)
 	}
 	if md.WorldSize >= 0 {
-		a.PutInt(AttrWorldSize, md.WorldSize)
+		a.PutInt(spec.AttrProfileWorldSize, md.WorldSize)
 	}
 	if len(md.Devices) > 0 {
-		s := a.PutEmptySlice(AttrGPUNames)
+		s := a.PutEmptySlice(spec.AttrProfileGPUNames)
 		for _, d := range md.Devices {
 			s.AppendEmpty().SetStr(d.Name)
 		}

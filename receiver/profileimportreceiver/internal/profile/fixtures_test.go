@@ -117,7 +117,7 @@ func TestFixtureB200ModulePaths(t *testing.T) {
 	example := ""
 	for i := 0; i < ss.Len(); i++ {
 		s := ss.At(i)
-		if c, _ := s.Attributes().Get(AttrCategory); c.Str() != "kernel" {
+		if c, _ := s.Attributes().Get(spec.AttrProfileCategory); c.Str() != "kernel" {
 			continue
 		}
 		kernels++

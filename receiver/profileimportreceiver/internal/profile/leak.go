@@ -13,7 +13,7 @@ import (
 
 // LeakRecord is one leak-suspect record in the schema every profile import
 // writes (Kineto traces here, memory snapshots, Nsight Systems exports),
-// which the rootcause processor and llmprof read alike.
+// which the rootcause connector and llmprof read alike.
 type LeakRecord struct {
 	File   string // llm.profile.file
 	Path   string // module path, or allocation site
@@ -47,17 +47,17 @@ func (r *LeakRecord) AppendTo(sl plog.ScopeLogs) plog.LogRecord {
 	lr.Body().SetStr(r.Body)
 	// The id is stable across re-imports of the same file: the same
 	// suspect keeps its incident.
-	key := KindLeakSuspect + "\x00" + r.File + "\x00" + r.Path + "\x00" + strconv.FormatInt(r.Device, 10)
+	key := spec.IncidentKindLeakSuspect + "\x00" + r.File + "\x00" + r.Path + "\x00" + strconv.FormatInt(r.Device, 10)
 	if r.HasPid {
 		key += "\x00" + strconv.FormatInt(r.Pid, 10)
 	}
 	h := sha256.Sum256([]byte(key))
 	a := lr.Attributes()
 	a.PutStr(spec.IncidentID, hex.EncodeToString(h[:8]))
-	a.PutStr(spec.IncidentKind, KindLeakSuspect)
-	a.PutStr(spec.IncidentQuadrant, "saturation")
-	a.PutStr(spec.IncidentSeverity, "warning")
-	a.PutStr(spec.IncidentState, "firing")
+	a.PutStr(spec.IncidentKind, spec.IncidentKindLeakSuspect)
+	a.PutStr(spec.IncidentQuadrant, spec.QuadrantSaturation)
+	a.PutStr(spec.IncidentSeverity, spec.SeverityWarning)
+	a.PutStr(spec.IncidentState, spec.StateFiring)
 	a.PutStr(spec.IncidentStartTime, r.Start)
 	score := 0.0
 	if r.Total > 0 {
@@ -65,19 +65,19 @@ func (r *LeakRecord) AppendTo(sl plog.ScopeLogs) plog.LogRecord {
 	}
 	a.PutDouble(spec.IncidentScore, score)
 	ev := a.PutEmptySlice(spec.IncidentEvidence).AppendEmpty().SetEmptyMap()
-	ev.PutStr("signal", spec.ProfileMemoryOutstanding)
-	ev.PutInt("value", r.Outstanding)
-	ev.PutInt("threshold", r.Threshold)
-	ev.PutStr("unit", "By")
+	ev.PutStr(spec.EvidenceSignal, spec.ProfileMemoryOutstanding)
+	ev.PutInt(spec.EvidenceValue, r.Outstanding)
+	ev.PutInt(spec.EvidenceThreshold, r.Threshold)
+	ev.PutStr(spec.EvidenceUnit, "By")
 	a.PutStr(spec.IncidentAction, r.Action)
 	a.PutStr(spec.AttrProfileModulePath, r.Path)
 	a.PutInt(spec.AttrProfileDevice, r.Device)
 	if r.HasPid {
 		a.PutInt(spec.AttrProcessPid, r.Pid)
 	}
-	a.PutInt(AttrOutstandingB, r.Outstanding)
-	a.PutInt(AttrOutstandingN, r.OutstandingN)
-	a.PutInt(AttrAllocatedB, r.Allocated)
+	a.PutInt(spec.AttrProfileOutstandingBytes, r.Outstanding)
+	a.PutInt(spec.AttrProfileOutstandingAllocations, r.OutstandingN)
+	a.PutInt(spec.AttrProfileAllocatedBytes, r.Allocated)
 	a.PutStr(spec.AttrProfileFile, r.File)
 	return lr
 }

@@ -19,18 +19,13 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
 )
 
-// Names this package introduces (not in internal/spec yet).
+// Names of what the snapshot emits are in internal/spec
+// (spec.AttrProfile*, spec.IncidentKindGPUOOM).
 const (
 	MetricLargestFreeBlock = spec.ProfileAllocatorLargestFreeBlock
 
-	AttrPythonStack     = "llm.profile.python_stack"
-	AttrRequestedB      = "llm.profile.memory.requested_bytes"
-	AttrDeviceFreeB     = "llm.profile.memory.device_free_bytes"
-	AttrAllocatorAllocB = "llm.profile.allocator.allocated_bytes"
-	AttrAllocatorResB   = "llm.profile.allocator.reserved_bytes"
-	KindOOM             = "gpu_oom"
-	UnknownSite         = "<unknown>"
-	OtherSites          = "<other sites>"
+	UnknownSite = "<unknown>"
+	OtherSites  = "<other sites>"
 
 	// maxSitesPerDevice bounds the outstanding series per device: the
 	// rest is summed under OtherSites (a model has a few dozen sites; a
@@ -354,7 +349,7 @@ func (a *analysis) emit(opts Options, mtime time.Time) Result {
 
 func (a *analysis) fillResource(r pcommon.Resource) {
 	at := r.Attributes()
-	at.PutStr(profile.AttrServiceName, profile.ServiceName)
+	at.PutStr(spec.AttrServiceName, spec.ProfileServiceName)
 	at.PutStr(spec.AttrProfileFile, a.file)
 }
 
@@ -457,32 +452,32 @@ func (a *analysis) emitOOMs(sl plog.ScopeLogs, devs map[int64]*deviceState) {
 				res := max(ds.reserved-tl.r+o.r, 0)
 				state = fmt.Sprintf("; the caching allocator held %s reserved, %s of it allocated (%s cached but unusable for this request: fragmentation)",
 					profile.FormatBytes(res), profile.FormatBytes(alloc), profile.FormatBytes(max(res-alloc, 0)))
-				at.PutInt(AttrAllocatorAllocB, alloc)
-				at.PutInt(AttrAllocatorResB, res)
+				at.PutInt(spec.AttrProfileAllocatorAllocatedBytes, alloc)
+				at.PutInt(spec.AttrProfileAllocatorReservedBytes, res)
 			}
 			lr.Body().SetStr(fmt.Sprintf("CUDA out of memory on GPU %d at %s: %s requested with %s free on the device%s",
 				d, site, profile.FormatBytes(e.size), profile.FormatBytes(e.deviceFree), state))
 			a.join(lr, e.meta)
-			h := sha256.Sum256([]byte(KindOOM + "\x00" + a.file + "\x00" + strconv.FormatInt(d, 10) + "\x00" + strconv.FormatInt(o.seq, 10)))
+			h := sha256.Sum256([]byte(spec.IncidentKindGPUOOM + "\x00" + a.file + "\x00" + strconv.FormatInt(d, 10) + "\x00" + strconv.FormatInt(o.seq, 10)))
 			at.PutStr(spec.IncidentID, hex.EncodeToString(h[:8]))
-			at.PutStr(spec.IncidentKind, KindOOM)
-			at.PutStr(spec.IncidentQuadrant, "errors")
-			at.PutStr(spec.IncidentSeverity, "critical")
-			at.PutStr(spec.IncidentState, "firing")
+			at.PutStr(spec.IncidentKind, spec.IncidentKindGPUOOM)
+			at.PutStr(spec.IncidentQuadrant, spec.QuadrantErrors)
+			at.PutStr(spec.IncidentSeverity, spec.SeverityCritical)
+			at.PutStr(spec.IncidentState, spec.StateFiring)
 			at.PutStr(spec.IncidentStartTime, rfc(e.timeUS))
 			at.PutDouble(spec.IncidentScore, 1)
 			evs := at.PutEmptySlice(spec.IncidentEvidence)
 			ev := evs.AppendEmpty().SetEmptyMap()
-			ev.PutStr("signal", AttrRequestedB)
-			ev.PutInt("value", e.size)
-			ev.PutInt("threshold", e.deviceFree)
-			ev.PutStr("unit", "By")
+			ev.PutStr(spec.EvidenceSignal, spec.AttrProfileRequestedBytes)
+			ev.PutInt(spec.EvidenceValue, e.size)
+			ev.PutInt(spec.EvidenceThreshold, e.deviceFree)
+			ev.PutStr(spec.EvidenceUnit, "By")
 			at.PutStr(spec.IncidentAction, "Reduce the memory needed at "+site+" (batch size, sequence length, cache size), or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True if reserved memory is mostly unallocated.")
 			at.PutStr(spec.AttrProfileModulePath, site)
 			at.PutInt(spec.AttrProfileDevice, d)
-			at.PutInt(AttrRequestedB, e.size)
-			at.PutInt(AttrDeviceFreeB, e.deviceFree)
-			at.PutInt(profile.AttrStream, e.stream)
+			at.PutInt(spec.AttrProfileRequestedBytes, e.size)
+			at.PutInt(spec.AttrProfileDeviceFreeBytes, e.deviceFree)
+			at.PutInt(spec.AttrProfileStream, e.stream)
 			at.PutStr(spec.AttrProfileFile, a.file)
 			a.putStack(at, e.stack)
 		}
@@ -507,7 +502,7 @@ func (a *analysis) putStack(at pcommon.Map, stack uint32) {
 	if len(fr) == 0 {
 		return
 	}
-	sl := at.PutEmptySlice(AttrPythonStack)
+	sl := at.PutEmptySlice(spec.AttrProfilePythonStack)
 	sl.EnsureCapacity(len(fr))
 	for _, f := range fr {
 		sl.AppendEmpty().SetStr(f)

@@ -118,7 +118,7 @@ func TestImportMatchesGenerator(t *testing.T) {
 				switch k.Str() {
 				case "leak_suspect":
 					leaks = append(leaks, lrs.At(i))
-				case KindOOM:
+				case spec.IncidentKindGPUOOM:
 					ooms = append(ooms, lrs.At(i))
 				}
 			}
@@ -129,7 +129,7 @@ func TestImportMatchesGenerator(t *testing.T) {
 				b, _ := lr.Attributes().Get("llm.profile.memory.outstanding_bytes")
 				assert.Equal(t, exp.LeaksBySite[dev.AsString()+"|"+site.Str()], b.Int())
 				assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
-				st, ok := lr.Attributes().Get(AttrPythonStack)
+				st, ok := lr.Attributes().Get(spec.AttrProfilePythonStack)
 				require.True(t, ok)
 				assert.Contains(t, st.Slice().At(2).Str(), "/app/model.py:88 remember")
 				assert.False(t, lr.TraceID().IsEmpty(), "the leaking allocation was tagged with a request's trace id")
@@ -142,9 +142,9 @@ func TestImportMatchesGenerator(t *testing.T) {
 			sid := o.SpanID()
 			assert.Equal(t, "00f067aa0ba902b7", hex.EncodeToString(sid[:]))
 			assert.Contains(t, o.Body().Str(), "CUDA out of memory on GPU 0 at model.py:212 forward: 6 GiB requested with 300 MiB free")
-			req, _ := o.Attributes().Get(AttrRequestedB)
+			req, _ := o.Attributes().Get(spec.AttrProfileRequestedBytes)
 			assert.Equal(t, int64(6<<30), req.Int())
-			_, ok := o.Attributes().Get(AttrAllocatorResB)
+			_, ok := o.Attributes().Get(spec.AttrProfileAllocatorReservedBytes)
 			assert.True(t, ok)
 		})
 	}

@@ -1,0 +1,54 @@
+package spec
+
+// Attribute keys set outside metric points: on resources, on the spans
+// profileimport builds from a profile, on the log records it writes for
+// what it finds, and on the spans llmnormalize normalises. Each is defined
+// in the attributes table (registry.go) and listed where it is used in
+// attrTables (registry_signals.go).
+const (
+	// Resources.
+	AttrServiceName = "service.name"
+	AttrHostName    = "host.name"
+
+	// Profile resources (one per profiled process).
+	AttrProfileRank      = "llm.profile.rank"
+	AttrProfileWorldSize = "llm.profile.world_size"
+	AttrProfileGPUNames  = "llm.profile.gpu.names"
+
+	// Profile spans.
+	AttrProfileCategory    = "llm.profile.category"
+	AttrProfileStream      = "llm.profile.stream"
+	AttrProfileExternalID  = "llm.profile.external_id"
+	AttrProfileCorrelation = "llm.profile.correlation"
+	AttrProfileInputDims   = "llm.profile.input_dims"
+	AttrProfileGrid        = "llm.profile.grid"
+	AttrProfileBlock       = "llm.profile.block"
+	AttrProfileCallStack   = "llm.profile.call_stack"
+	AttrThreadID           = "thread.id"
+
+	// Profile log records (leak suspects and out-of-memory events).
+	AttrProfileOutstandingAllocations  = "llm.profile.memory.outstanding_allocations"
+	AttrProfileAllocatedBytes          = "llm.profile.memory.allocated_bytes"
+	AttrProfileRequestedBytes          = "llm.profile.memory.requested_bytes"
+	AttrProfileDeviceFreeBytes         = "llm.profile.memory.device_free_bytes"
+	AttrProfileAllocatorAllocatedBytes = "llm.profile.allocator.allocated_bytes"
+	AttrProfileAllocatorReservedBytes  = "llm.profile.allocator.reserved_bytes"
+	AttrProfilePythonStack             = "llm.profile.python_stack"
+
+	// Spans normalised by llmnormalize (current GenAI semantic conventions).
+	AttrGenAIUsageInputTokens  = "gen_ai.usage.input_tokens"
+	AttrGenAIUsageOutputTokens = "gen_ai.usage.output_tokens"
+	AttrLinkTraceID            = "llm.link.trace_id"
+)
+
+// Keys of each map in incident.evidence.
+const (
+	EvidenceSignal    = "signal"
+	EvidenceValue     = "value"
+	EvidenceBaseline  = "baseline"
+	EvidenceThreshold = "threshold"
+	EvidenceUnit      = "unit"
+)
+
+// ProfileServiceName is the service.name of every profileimport resource.
+const ProfileServiceName = "pytorch-profiler"
