@@ -91,6 +91,11 @@ func WriteMappingsMarkdown(w io.Writer) error {
 			}
 			b.WriteString("\n")
 		}
+		if kept := KeptEngineLabels(e); len(kept) > 0 {
+			b.WriteString("Labels kept as the engine names them on the unified metrics (they tell apart series of one engine that no unified attribute describes): `")
+			b.WriteString(strings.Join(kept, "`, `"))
+			b.WriteString("`.\n\n")
+		}
 	}
 	_, err := io.WriteString(w, strings.TrimSuffix(b.String(), "\n"))
 	return err

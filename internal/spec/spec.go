@@ -127,7 +127,7 @@ func (m Metric) Attribute(name string) (AttrRef, bool) {
 }
 
 // IncidentField is one attribute of an incident log record emitted by the
-// rootcause processor (and of leak-suspect records of profileimport).
+// rootcause connector (and of leak-suspect records of profileimport).
 type IncidentField struct {
 	Name        string
 	Type        AttrType
