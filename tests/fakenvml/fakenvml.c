@@ -213,6 +213,7 @@ _Static_assert(sizeof(nvmlTemperature_t) == 12, "nvmlTemperature_t ABI");
 #define MAX_PROCS 256
 #define MAX_THROTTLES 128
 #define MAX_XIDS 256
+#define MAX_ECC_EVENTS 128
 #define MAX_EVENT_SETS 32
 #define UTIL_HISTORY_SECONDS 20 /* process utilization samples kept per process */
 #define STR_MAX 96
@@ -283,6 +284,14 @@ typedef struct {
     unsigned long long code;
 } xid_cfg;
 
+/* An `ecc` record: errors that add to a GPU's ECC counters from `at` on. */
+typedef struct {
+    int line;
+    int gpu;
+    double at;
+    unsigned long long corrected, uncorrected;
+} ecc_cfg;
+
 typedef struct {
     char driver_version[80];
     char nvml_version[80];
@@ -297,6 +306,8 @@ typedef struct {
     throttle_cfg throttles[MAX_THROTTLES];
     int xid_count;
     xid_cfg xids[MAX_XIDS];
+    int ecc_count;
+    ecc_cfg eccs[MAX_ECC_EVENTS];
 } scenario;
 
 /* Device handles point into these arrays. */
@@ -310,6 +321,7 @@ struct nvmlEventSet_st {
     unsigned int generation;
     unsigned long long mask[MAX_GPUS];
     unsigned char delivered[MAX_XIDS];
+    unsigned char ecc_delivered[MAX_ECC_EVENTS]; /* EVENT_SINGLE_BIT_ECC / EVENT_DOUBLE_BIT_ECC bits */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -454,18 +466,19 @@ static int tokenize(parse_ctx *pc, char *s, char **kind, kv_t *kv, int *n)
             while (*s && !isspace((unsigned char)*s)) {
                 if (!isalnum((unsigned char)*s) && *s != '_')
                     return perr(pc, "a line must start with a record type (driver_version, gpu, mig, "
-                                    "process, throttle, xid, lost), got \"%s\"", start);
+                                    "process, throttle, xid, ecc, lost), got \"%s\"", start);
                 s++;
             }
             if (*s)
                 *s++ = '\0';
-            static const char *const kinds[] = {"driver_version", "gpu", "mig", "process", "throttle", "xid", "lost"};
+            static const char *const kinds[] = {"driver_version", "gpu", "mig", "process", "throttle", "xid", "ecc",
+                                                "lost"};
             int known = 0;
             for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
                 known |= strcmp(start, kinds[i]) == 0;
             if (!known)
                 return perr(pc, "unknown record type \"%s\" (expected driver_version, gpu, mig, process, "
-                                "throttle, xid or lost)", start);
+                                "throttle, xid, ecc or lost)", start);
             *kind = start;
             continue;
         }
@@ -933,6 +946,32 @@ static int parse_xid(parse_ctx *pc, scenario *sc, kv_t *kv, int n)
     return 0;
 }
 
+static int parse_ecc(parse_ctx *pc, scenario *sc, kv_t *kv, int n)
+{
+    if (sc->ecc_count >= MAX_ECC_EVENTS)
+        return perr(pc, "too many ecc records (max %d)", MAX_ECC_EVENTS);
+    ecc_cfg e;
+    memset(&e, 0, sizeof e);
+    if (need(pc, kv, n, "ecc", "gpu") || need(pc, kv, n, "ecc", "at"))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        const char *k = kv[i].key;
+        int r;
+        if (!strcmp(k, "gpu")) r = gpu_ref(pc, &kv[i], &e.gpu);
+        else if (!strcmp(k, "at")) r = time_val(pc, &kv[i], 0, &e.at);
+        else if (!strcmp(k, "corrected")) r = num_u64(pc, &kv[i], &e.corrected);
+        else if (!strcmp(k, "uncorrected")) r = num_u64(pc, &kv[i], &e.uncorrected);
+        else r = unknown_key(pc, "ecc", &kv[i]);
+        if (r)
+            return -1;
+    }
+    if (e.corrected == 0 && e.uncorrected == 0)
+        return perr(pc, "ecc: needs corrected=N or uncorrected=N with N > 0");
+    e.line = pc->line;
+    sc->eccs[sc->ecc_count++] = e;
+    return 0;
+}
+
 /* `lost` lines are applied after all gpu lines are read; keep them aside. */
 typedef struct {
     int line;
@@ -993,6 +1032,14 @@ static int validate(parse_ctx *pc, scenario *sc)
         CHECK_GPU(sc->throttles[i], "throttle");
     for (int i = 0; i < sc->xid_count; i++)
         CHECK_GPU(sc->xids[i], "xid");
+    for (int i = 0; i < sc->ecc_count; i++) {
+        CHECK_GPU(sc->eccs[i], "ecc");
+        if (sc->gpus[sc->eccs[i].gpu].ecc != 1) {
+            pc->line = sc->eccs[i].line;
+            return perr(pc, "ecc record for gpu=%d, whose gpu line sets ecc=%d: only a GPU with ECC enabled "
+                            "counts ECC errors", sc->eccs[i].gpu, sc->gpus[sc->eccs[i].gpu].ecc);
+        }
+    }
     for (int i = 0; i < sc->mig_count; i++) {
         mig_cfg *m = &sc->migs[i];
         CHECK_GPU(*m, "mig");
@@ -1054,6 +1101,7 @@ static int parse_file(const char *path, scenario *sc, char *err, size_t errlen)
         else if (!strcmp(kind, "process")) rc = parse_process(&pc, sc, kv, n);
         else if (!strcmp(kind, "throttle")) rc = parse_throttle(&pc, sc, kv, n);
         else if (!strcmp(kind, "xid")) rc = parse_xid(&pc, sc, kv, n);
+        else if (!strcmp(kind, "ecc")) rc = parse_ecc(&pc, sc, kv, n);
         else if (!strcmp(kind, "lost")) {
             if (lost_count >= (int)(sizeof lost / sizeof lost[0]))
                 rc = perr(&pc, "too many lost records");
@@ -1945,6 +1993,12 @@ API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlEnum_t err
         *eccCounts = corrected ? c.gpu->ecc_corrected : c.gpu->ecc_uncorrected;
     else
         *eccCounts = corrected ? c.gpu->ecc_corrected_aggregate : c.gpu->ecc_uncorrected_aggregate;
+    /* `ecc` records that fell due add to both counters. */
+    for (int i = 0; i < g_sc.ecc_count; i++) {
+        const ecc_cfg *e = &g_sc.eccs[i];
+        if (e->gpu == c.gpu_index && e->at <= c.t)
+            *eccCounts += corrected ? e->corrected : e->uncorrected;
+    }
     return leave(NVML_SUCCESS);
 }
 
@@ -2299,10 +2353,51 @@ static struct timespec mono_timespec(double seconds)
 }
 
 /*
- * Waits up to timeoutms for the next XID due for a GPU registered (for XID
- * events) on this set.  Each XID record is delivered once per event set, on
- * the first wait at or after its scenario time -- including XIDs that fell
- * due before the set was created, so a slow start does not lose them.
+ * The earliest event this set has not been given yet, among the GPUs
+ * registered on it for that event type: an XID record (*type EVENT_XID,
+ * *idx into g_sc.xids) or one type of an ECC record (EVENT_DOUBLE_BIT_ECC
+ * for its uncorrected errors, EVENT_SINGLE_BIT_ECC for its corrected ones;
+ * *idx into g_sc.eccs).  Returns its scenario time, or -1 when nothing is
+ * left.  Ties go to XIDs, then to file order, then double-bit before
+ * single-bit.  Called with g_mu held.
+ */
+static double next_event(const struct nvmlEventSet_st *s, unsigned long long *type, int *idx)
+{
+    double best = -1;
+    for (int i = 0; i < g_sc.xid_count; i++) {
+        const xid_cfg *x = &g_sc.xids[i];
+        if (s->delivered[i] || !(s->mask[x->gpu] & EVENT_XID))
+            continue;
+        if (best < 0 || x->at < best) {
+            best = x->at;
+            *type = EVENT_XID;
+            *idx = i;
+        }
+    }
+    static const unsigned long long ecc_types[] = {EVENT_DOUBLE_BIT_ECC, EVENT_SINGLE_BIT_ECC};
+    for (int i = 0; i < g_sc.ecc_count; i++) {
+        const ecc_cfg *e = &g_sc.eccs[i];
+        for (size_t k = 0; k < sizeof ecc_types / sizeof ecc_types[0]; k++) {
+            unsigned long long bit = ecc_types[k];
+            unsigned long long count = bit == EVENT_DOUBLE_BIT_ECC ? e->uncorrected : e->corrected;
+            if (count == 0 || (s->ecc_delivered[i] & bit) || !(s->mask[e->gpu] & bit))
+                continue;
+            if (best < 0 || e->at < best) {
+                best = e->at;
+                *type = bit;
+                *idx = i;
+            }
+        }
+    }
+    return best;
+}
+
+/*
+ * Waits up to timeoutms for the next event due for a GPU registered (for
+ * that event type) on this set: XIDs, and the double-/single-bit ECC events
+ * of `ecc` records.  Each record is delivered once per event set and type,
+ * on the first wait at or after its scenario time -- including events that
+ * fell due before the set was created, so a slow start does not lose them.
  */
 static nvmlReturn_t event_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
 {
@@ -2320,21 +2415,21 @@ static nvmlReturn_t event_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsign
         if (!s->used || s->generation != gen)
             return leave(NVML_ERROR_INVALID_ARGUMENT);
         double t = scen_now();
+        unsigned long long type = 0;
         int next = -1;
-        for (int i = 0; i < g_sc.xid_count; i++) {
-            const xid_cfg *x = &g_sc.xids[i];
-            if (s->delivered[i] || !(s->mask[x->gpu] & EVENT_XID))
-                continue;
-            if (next < 0 || x->at < g_sc.xids[next].at)
-                next = i;
-        }
-        if (next >= 0 && g_sc.xids[next].at <= t) {
-            const xid_cfg *x = &g_sc.xids[next];
-            s->delivered[next] = 1;
+        double at = next_event(s, &type, &next);
+        if (at >= 0 && at <= t) {
             memset(data, 0, sizeof *data);
-            data->device = gpu_handle(x->gpu);
-            data->eventType = EVENT_XID;
-            data->eventData = x->code;
+            data->eventType = type;
+            if (type == EVENT_XID) {
+                s->delivered[next] = 1;
+                data->device = gpu_handle(g_sc.xids[next].gpu);
+                data->eventData = g_sc.xids[next].code;
+            } else {
+                /* NVML: eventData is 0 for every event but an XID. */
+                s->ecc_delivered[next] |= (unsigned char)type;
+                data->device = gpu_handle(g_sc.eccs[next].gpu);
+            }
             data->gpuInstanceId = INVALID_INSTANCE_ID;
             data->computeInstanceId = INVALID_INSTANCE_ID;
             return leave(NVML_SUCCESS);
@@ -2343,8 +2438,8 @@ static nvmlReturn_t event_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsign
         if (now >= deadline)
             return leave(NVML_ERROR_TIMEOUT);
         double wake = deadline;
-        if (next >= 0) {
-            double due = mono_at(g_sc.xids[next].at);
+        if (at >= 0) {
+            double due = mono_at(at);
             if (due < wake)
                 wake = due;
         }

@@ -69,6 +69,16 @@ lost gpu=3 at=30
 const refcountScenario = `gpu index=0 power_w=100 energy_offset_mj=0
 `
 
+// eccScenario: ecc records step the counters and deliver ECC events, in time
+// order with the XIDs, once per set and type.
+const eccScenario = `gpu index=0 ecc_corrected=5 ecc_uncorrected=1 ecc_corrected_aggregate=50 ecc_uncorrected_aggregate=9
+gpu index=1
+ecc gpu=0 at=20 uncorrected=2
+xid gpu=0 at=30 code=48
+ecc gpu=0 at=40 corrected=3 uncorrected=1
+ecc gpu=1 at=10 corrected=7   # GPU 1 is registered for double-bit events only: no event on the first set
+`
+
 // TestFakeNVML compiles the library and runs each scenario in a child process.
 func TestFakeNVML(t *testing.T) {
 	gcc, err := exec.LookPath("gcc")
@@ -92,6 +102,7 @@ func TestFakeNVML(t *testing.T) {
 	}
 	behaviour := write("behaviour.scenario", behaviourScenario)
 	refcount := write("refcount.scenario", refcountScenario)
+	ecc := write("ecc.scenario", eccScenario)
 	e2e, err := filepath.Abs("scenarios/e2e.scenario")
 	if err != nil {
 		t.Fatal(err)
@@ -107,12 +118,14 @@ func TestFakeNVML(t *testing.T) {
 	cases := []struct{ name, scenario string }{
 		{"behaviour", behaviour},
 		{"refcount", refcount},
+		{"ecc", ecc},
 		{"e2e", e2e},
 		{"demo", demo},
 	}
 	// The root-cause end-to-end scenarios: each child checks the story its
 	// test relies on.
-	for _, name := range []string{"rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle"} {
+	for _, name := range []string{"rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle",
+		"rootcause-ecc"} {
 		p, err := filepath.Abs("scenarios/" + name + ".scenario")
 		if err != nil {
 			t.Fatal(err)
@@ -150,6 +163,10 @@ func TestFakeNVML(t *testing.T) {
 		{"gpu-gap", bad("gap.scenario", "gpu index=1\n"), "1", []string{"gap.scenario", "index=0 is missing"}},
 		{"bad-unsupported", bad("uns.scenario", "gpu index=0 unsupported=GetFoo\n"), "1",
 			[]string{"uns.scenario:1:", `"GetFoo"`}},
+		{"ecc-disabled", bad("eccoff.scenario", "gpu index=0 ecc=0\necc gpu=0 at=1 uncorrected=1\n"), "1",
+			[]string{"eccoff.scenario:2:", "ecc=0"}},
+		{"ecc-no-errors", bad("ecc0.scenario", "gpu index=0\necc gpu=0 at=1\n"), "1",
+			[]string{"ecc0.scenario:2:", "corrected=N or uncorrected=N"}},
 		{"bad-scale", refcount, "fast", []string{"FAKE_NVML_TIME_SCALE=fast"}},
 		{"zero-scale", refcount, "0", []string{"FAKE_NVML_TIME_SCALE=0"}},
 	} {
@@ -293,11 +310,13 @@ func TestFakeNVMLChild(t *testing.T) {
 		childBehaviour(t, lib)
 	case "refcount":
 		childRefcount(t, lib)
+	case "ecc":
+		childECC(t, lib)
 	case "e2e":
 		childE2E(t, lib)
 	case "demo":
 		childDemo(t, lib)
-	case "rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle":
+	case "rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle", "rootcause-ecc":
 		childRootcause(t, lib, name)
 	case "init-error":
 		if ret := lib.Init(); ret != nvml.ERROR_UNKNOWN {
@@ -1090,6 +1109,24 @@ func childRootcause(t *testing.T, lib nvml.Interface, name string) {
 		defer func() { must(t, "Free", set.Free()) }()
 		must(t, "RegisterEvents", h[0].RegisterEvents(nvml.EventTypeXidCriticalError, set))
 	}
+	// rootcause-ecc: 3 uncorrected and 120 corrected errors from the start
+	// (7 and 950 aggregate), 2 and 4 more at 8 s, with a double- and a
+	// single-bit ECC event; no XID.
+	eccTotals := func(s float64) [4]uint64 {
+		if s >= 8 {
+			return [4]uint64{124, 5, 954, 9}
+		}
+		return [4]uint64{120, 3, 950, 7}
+	}
+	if name == "rootcause-ecc" {
+		checkECC(t, clk, h[0], "GPU 0", eccTotals)
+		var ret nvml.Return
+		set, ret = lib.EventSetCreate()
+		must(t, "EventSetCreate", ret)
+		defer func() { must(t, "Free", set.Free()) }()
+		must(t, "RegisterEvents", h[0].RegisterEvents(nvml.EventTypeXidCriticalError|nvml.EventTypeSingleBitEccError|
+			nvml.EventTypeDoubleBitEccError, set))
+	}
 	memory := func(p proc) (uint64, float64, float64) {
 		var pl []nvml.ProcessInfo
 		var ret nvml.Return
@@ -1135,7 +1172,13 @@ func childRootcause(t *testing.T, lib nvml.Interface, name string) {
 		eq(t, "reasons", reasons, 0)
 		eq(t, "SM clock", sm, 1410)
 	}
-	if set != nil {
+	if name == "rootcause-ecc" {
+		checkECC(t, clk, h[0], "GPU 0 after 12 s", eccTotals)
+		wantEvent(t, clk, set, "the double-bit ECC event at 8 s", h[0], uint64(nvml.EventTypeDoubleBitEccError), 0, 8)
+		wantEvent(t, clk, set, "the single-bit ECC event at 8 s", h[0], uint64(nvml.EventTypeSingleBitEccError), 0, 8)
+		_, ret = set.Wait(50)
+		wantRet(t, "Wait after the ECC events", ret, nvml.ERROR_TIMEOUT)
+	} else if set != nil {
 		ev, ret := set.Wait(5000)
 		must(t, "Wait", ret)
 		eq(t, "XID", ev.EventData, 48)
@@ -1143,4 +1186,102 @@ func childRootcause(t *testing.T, lib nvml.Interface, name string) {
 		_, ret = set.Wait(50)
 		wantRet(t, "second Wait", ret, nvml.ERROR_TIMEOUT)
 	}
+}
+
+// eccCounts reads a GPU's four ECC totals: corrected and uncorrected,
+// volatile, then the same aggregate.
+func eccCounts(t *testing.T, h nvml.Device) [4]uint64 {
+	t.Helper()
+	var out [4]uint64
+	for i, c := range []struct {
+		et nvml.MemoryErrorType
+		ct nvml.EccCounterType
+	}{
+		{nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.VOLATILE_ECC},
+		{nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC},
+		{nvml.MEMORY_ERROR_TYPE_CORRECTED, nvml.AGGREGATE_ECC},
+		{nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.AGGREGATE_ECC},
+	} {
+		v, ret := h.GetTotalEccErrors(c.et, c.ct)
+		must(t, "GetTotalEccErrors", ret)
+		out[i] = v
+	}
+	return out
+}
+
+// checkECC reads a GPU's ECC totals and compares them with want(scenario
+// time); a read whose time window straddles a record's time is not judged.
+func checkECC(t *testing.T, clk scenClock, h nvml.Device, what string, want func(s float64) [4]uint64) {
+	t.Helper()
+	var got [4]uint64
+	lo, hi := clk.window(func() { got = eccCounts(t, h) })
+	if w := want(lo); w == want(hi) {
+		eq(t, fmt.Sprintf("%s ECC totals at %.1f..%.1f s (corrected, uncorrected; volatile, aggregate)", what, lo, hi), got, w)
+	}
+}
+
+// wantEvent waits for the next event of a set and checks what it is, and
+// that it did not come before its scenario time.
+func wantEvent(t *testing.T, clk scenClock, set nvml.EventSet, what string, dev nvml.Device, typ, data uint64, due float64) {
+	t.Helper()
+	ev, ret := set.Wait(5000)
+	must(t, "Wait for "+what, ret)
+	if got := clk.hi(time.Now()); got < due {
+		t.Errorf("%s due at %g s delivered at scenario time <= %.2f", what, due, got)
+	}
+	eq(t, what+": event type", ev.EventType, typ)
+	eq(t, what+": event data", ev.EventData, data)
+	eq(t, what+": device", ev.Device, dev)
+	eq(t, what+": GPU instance", ev.GpuInstanceId, 0xFFFFFFFF)
+}
+
+// childECC checks ecc records: the volatile and aggregate totals step at
+// the record's time, and its uncorrected and corrected errors arrive once
+// each as a double- and a single-bit ECC event (eventData 0), in time order
+// with XIDs, for GPUs registered on the set for that type.
+func childECC(t *testing.T, lib nvml.Interface) {
+	clk := initClock(t, lib)
+	defer func() { must(t, "Shutdown", lib.Shutdown()) }()
+	h := handles(t, lib, 2)
+	step := func(s, at float64, n uint64) uint64 {
+		if s >= at {
+			return n
+		}
+		return 0
+	}
+	gpu0 := func(s float64) [4]uint64 {
+		c, u := step(s, 40, 3), step(s, 20, 2)+step(s, 40, 1)
+		return [4]uint64{5 + c, 1 + u, 50 + c, 9 + u}
+	}
+	gpu1 := func(s float64) [4]uint64 { return [4]uint64{step(s, 10, 7), 0, step(s, 10, 7), 0} }
+	checkECC(t, clk, h[0], "GPU 0", gpu0)
+	checkECC(t, clk, h[1], "GPU 1", gpu1)
+
+	set, ret := lib.EventSetCreate()
+	must(t, "EventSetCreate", ret)
+	must(t, "RegisterEvents(0)", h[0].RegisterEvents(nvml.EventTypeXidCriticalError|nvml.EventTypeSingleBitEccError|
+		nvml.EventTypeDoubleBitEccError, set))
+	must(t, "RegisterEvents(1)", h[1].RegisterEvents(nvml.EventTypeXidCriticalError|nvml.EventTypeDoubleBitEccError, set))
+	dbe, sbe := uint64(nvml.EventTypeDoubleBitEccError), uint64(nvml.EventTypeSingleBitEccError)
+	wantEvent(t, clk, set, "the double-bit ECC event at 20 s", h[0], dbe, 0, 20)
+	checkECC(t, clk, h[0], "GPU 0 after 20 s", gpu0)
+	wantEvent(t, clk, set, "XID 48 at 30 s", h[0], uint64(nvml.EventTypeXidCriticalError), 48, 30)
+	wantEvent(t, clk, set, "the double-bit ECC event at 40 s", h[0], dbe, 0, 40)
+	wantEvent(t, clk, set, "the single-bit ECC event at 40 s", h[0], sbe, 0, 40)
+	// GPU 1's corrected errors are not announced to a set that only asked
+	// for double-bit events from it, but they are counted.
+	_, ret = set.Wait(50)
+	wantRet(t, "Wait after every event", ret, nvml.ERROR_TIMEOUT)
+	checkECC(t, clk, h[0], "GPU 0 after 40 s", gpu0)
+	checkECC(t, clk, h[1], "GPU 1 after 10 s", gpu1)
+
+	// A set created later still gets the events already due, once.
+	set2, ret := lib.EventSetCreate()
+	must(t, "EventSetCreate(2)", ret)
+	must(t, "RegisterEvents(1) on set 2", h[1].RegisterEvents(nvml.EventTypeSingleBitEccError, set2))
+	wantEvent(t, clk, set2, "GPU 1's single-bit ECC event at 10 s", h[1], sbe, 0, 10)
+	_, ret = set2.Wait(0)
+	wantRet(t, "Wait(0) on drained set 2", ret, nvml.ERROR_TIMEOUT)
+	must(t, "EventSet.Free", set.Free())
+	must(t, "EventSet.Free(2)", set2.Free())
 }
