@@ -452,6 +452,56 @@ func TestRootcauseScenarios(t *testing.T) {
 			}
 		}
 	})
+	t.Run("vllm-throughput-drop", func(t *testing.T) {
+		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-throughput-drop.scenario"})
+		if a, b := rate(t, s, gen, 20, 35), rate(t, s, gen, 38, 120); a != 1100 || b != 400 {
+			t.Errorf("generated tokens/s %v before, %v after; want 1100 then 400", a, b)
+		}
+		// Over the fall the rate is linear: 750 tokens/s at 36.5 s.
+		if r := rate(t, s, gen, 36, 37); math.Abs(r-750) > 2 {
+			t.Errorf("generated tokens/s over 36..37 s %v, want ~750", r)
+		}
+		for at := 36.0; at <= 150; at += 1 {
+			if w := value(t, read(t, s, at), waiting); w < 1 || w >= 10 {
+				t.Errorf("t=%v waiting %v, want some (>= 1) but fewer than queue.min_waiting (10)", at, w)
+			}
+		}
+		for at := 0.0; at <= 150; at += 5 {
+			if v := value(t, read(t, s, at), kv); v > 0.4 {
+				t.Errorf("t=%v KV cache %v, want it low", at, v)
+			}
+		}
+		for _, from := range []float64{10, 60} {
+			q, h := rate(t, s, "vllm:prefix_cache_queries_total", from, from+15), rate(t, s, "vllm:prefix_cache_hits_total", from, from+15)
+			if r := h / q; math.Abs(r-0.4) > 0.01 {
+				t.Errorf("prefix-cache hit ratio over %v..%v s %v, want 0.4", from, from+15, r)
+			}
+		}
+		median(t, s, ttft, 60, 70, 0.1, 0.25)
+		median(t, s, e2e, 60, 70, 2.5, 5)
+	})
+	t.Run("vllm-cache-hit-drop", func(t *testing.T) {
+		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-cache-hit-drop.scenario"})
+		ratio := func(from, to float64) float64 {
+			return rate(t, s, "vllm:prefix_cache_hits_total", from, to) / rate(t, s, "vllm:prefix_cache_queries_total", from, to)
+		}
+		if r := ratio(20, 40); r != 0.9 {
+			t.Errorf("hit ratio before 40 s %v, want 0.9", r)
+		}
+		if r := ratio(40, 55); r != 0.3 {
+			t.Errorf("hit ratio after 40 s %v, want 0.3", r)
+		}
+		if q := rate(t, s, "vllm:prefix_cache_queries_total", 30, 60); q != 3000 {
+			t.Errorf("prefix-cache queries %v/s, want a steady 3000", q)
+		}
+		if r := rate(t, s, gen, 20, 80); r != 1100 {
+			t.Errorf("generated tokens/s %v, want a steady 1100", r)
+		}
+		for _, from := range []float64{25, 45, 60} {
+			median(t, s, ttft, from, from+10, 0.08, 0.1)
+			median(t, s, e2e, from, from+10, 2.5, 5)
+		}
+	})
 }
 
 func TestScenarioErrorsNameFileAndLine(t *testing.T) {
