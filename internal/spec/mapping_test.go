@@ -276,7 +276,7 @@ func TestEngineCoverage(t *testing.T) {
 			EngineRequestsFinished, EngineRequestTime, EngineRequestQueueTime, GenAIServerTimeToFirstToken,
 			HwGpuUtilization, HwPower, HwEnergy, HwGpuMemoryUsage, HwGpuMemoryLimit},
 		EngineLlamaCpp: append([]string{EngineTimePerOutputTokenMean}, engineCore...),
-		"dcgm": {HwGpuMemoryUsage, HwGpuMemoryReserved, HwGpuUtilization, HwGpuMemoryControllerUtilization,
+		SourceDCGM: {HwGpuMemoryUsage, HwGpuMemoryReserved, HwGpuUtilization, HwGpuMemoryControllerUtilization,
 			HwGpuSmUtilization, HwGpuTensorUtilization, HwGpuDramUtilization, HwGpuTemperature,
 			HwGpuClockFrequency, HwPower, HwEnergy, HwErrors},
 	}

@@ -22,7 +22,7 @@ package spec
 //   - DCGM_FI_DEV_PCIE_REPLAY_COUNTER, the NVLink, remapped-row and vGPU
 //     fields: no unified metric.
 func init() {
-	const e = "dcgm"
+	const e = SourceDCGM
 	labels := map[string]string{
 		"UUID":       AttrHwID,
 		"modelName":  AttrHwModel,

@@ -10,7 +10,7 @@ import (
 
 // mappingEngineOrder orders the sections of docs/engine-mappings.md; engines
 // not listed follow in alphabetical order.
-var mappingEngineOrder = []string{EngineVLLM, EngineNIM, EngineSGLang, EngineTGI, EngineTRTLLM, EngineTriton, EngineLlamaCpp, "dcgm"}
+var mappingEngineOrder = []string{EngineVLLM, EngineNIM, EngineSGLang, EngineTGI, EngineTRTLLM, EngineTriton, EngineLlamaCpp, SourceDCGM}
 
 // mappingEngines returns every engine that has a table or a derivation, in
 // document order.
