@@ -184,7 +184,7 @@ connectors:
     stale_after: 30s
     leak: {window: %s, min_slope_mib_per_minute: 80}
     kv_cache: {for: %s}
-    cache_hit: {window: 15s}
+    cache_hit: {window: 15s, baseline: 60s}
     latency: {window: %s, baseline: 60s}
     throughput: {window: %s, baseline: 60s}
     queue: {for: %s, min_waiting: %g}
@@ -744,4 +744,204 @@ func checkFed(t *testing.T, r *rcRun, gpus ...string) {
 			t.Errorf("no unified metrics of %s reached the backend: the quiet run proves nothing", want)
 		}
 	}
+}
+
+// The scenarios below (h)–(j): a throughput drop, a prefix-cache hit-rate
+// drop and uncorrected ECC errors, each timed from its own condition.
+const (
+	rcCacheHitWin = 15 * time.Second // cache_hit.window of rcConfig
+	rcECCGPU      = "GPU-7c1e4a2b-5d3f-4e6a-9b8c-0000000f0000"
+)
+
+// notBefore fails the test when the incident came more than one tick
+// before at, the earliest its detector can see the condition; otherwise it
+// logs how long after at it came.
+func notBefore(t *testing.T, i incident, at time.Time, what string, all []incident) {
+	t.Helper()
+	if d := i.ts.Sub(at); d < -rcTick {
+		t.Errorf("%s raised %.1fs before %s (%s); %s", i.kind(), -d.Seconds(), what, at.Format("15:04:05.000"), describe(all))
+	} else {
+		t.Logf("%s raised %.1fs after %s", i.kind(), d.Seconds(), what)
+	}
+}
+
+// (h) vLLM's output throughput collapses while a few requests wait: fewer
+// tokens for the same demand, not less load.
+func TestRootcauseThroughputDrop(t *testing.T) {
+	rcParallel(t)
+	r := startRootcause(t, rcSetup{nvmlScenario: "rootcause-healthy.scenario", nvmlScale: 1,
+		engineScenario: "vllm-throughput-drop.scenario", engineSpeed: 1, engineGPU: rcHealthyGPU0})
+	// vllm-throughput-drop.scenario: generated tokens/s fall linearly from
+	// 1100 to 400 over 35..38 s and stay there; 1-7 requests wait.
+	const from, to, t0, t1 = 1100.0, 400.0, 35.0, 38.0
+	inc := waitIncident(t, r, 75*time.Second, "throughput_drop", func(i incident) bool {
+		return i.kind() == "throughput_drop"
+	})
+	all := incidents(t, r.backend)
+	if q := inc.str(spec.IncidentQuadrant); q != "throughput" {
+		t.Errorf("quadrant %q, want throughput", q)
+	}
+	if e := inc.str("llm.engine.name"); e != rcScenarioEngine {
+		t.Errorf("llm.engine.name %q, want vllm", e)
+	}
+	if ev, ok := inc.evidenceFor(spec.EngineRequestsWaiting); !ok {
+		t.Errorf("no waiting requests in the evidence: a drop is only one while requests wait; %s", describe(all))
+	} else if w, _ := ev["value"].(float64); w <= 0 || w >= rcQueueMin {
+		t.Errorf("%v requests waiting in the evidence, want the scenario's 1..7; %s", ev["value"], describe(all))
+	}
+	ev, ok := inc.evidenceFor(spec.EvidenceTokensRate)
+	thr, isNum := ev["threshold"].(float64)
+	switch {
+	case !ok || !isNum:
+		t.Errorf("no %s evidence with a numeric threshold, cannot place the onset; %s", spec.EvidenceTokensRate, describe(all))
+	case thr <= to || thr >= from:
+		t.Errorf("threshold %v tokens/s outside (%v, %v), where the scenario crosses it; %s", thr, to, from, describe(all))
+	default:
+		// The condition begins where the rate itself falls below the
+		// threshold; the detector sees it through its window, which the
+		// bound allows for.
+		checkOnset(t, inc, r.engineAt(t0+(from-thr)/(from-to)*(t1-t0)), rcThroughputWin+rcSlack, all)
+		// The rate over the window cannot be below the threshold before
+		// the tokens missing from the window add up to (from-thr)·window.
+		deficit := func(s float64) float64 { // tokens short of `from` since t0
+			switch {
+			case s <= t0:
+				return 0
+			case s <= t1:
+				return (from - to) * (s - t0) * (s - t0) / (2 * (t1 - t0))
+			}
+			return (from-to)*(t1-t0)/2 + (from-to)*(s-t1)
+		}
+		w := rcThroughputWin.Seconds()
+		lo, hi := t0, t1+w
+		for hi-lo > 0.01 {
+			if mid := (lo + hi) / 2; deficit(mid)-deficit(mid-w) < (from-thr)*w {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		notBefore(t, inc, r.engineAt(hi), fmt.Sprintf("the %s rate over the window crossed %.0f tokens/s", rcThroughputWin, thr), all)
+	}
+	// A handful of waiting requests is no queue build-up, and latency
+	// barely moved: give a wrong incident the queue detector's `for`.
+	never(t, r, rcQueueFor+rcSlack, func(all []incident) string {
+		for _, i := range all {
+			switch i.kind() {
+			case "queue_buildup", "latency_spike", "kv_cache_saturation", "cache_hit_drop":
+				if i.firing() {
+					return "a " + i.kind() + " incident in a throughput story"
+				}
+			}
+		}
+		return ""
+	})
+	checkContract(t, incidents(t, r.backend))
+}
+
+// (i) vLLM's prefix cache stops hitting (a routing change at 40 s) while
+// load and latency hold.
+func TestRootcauseCacheHitDrop(t *testing.T) {
+	rcParallel(t)
+	r := startRootcause(t, rcSetup{nvmlScenario: "rootcause-healthy.scenario", nvmlScale: 1,
+		engineScenario: "vllm-cache-hit-drop.scenario", engineSpeed: 1, engineGPU: rcHealthyGPU0})
+	// vllm-cache-hit-drop.scenario: hits/queries 0.9 until 40 s, 0.3 after,
+	// 3000 queries/s throughout. The detector needs 10 baseline ratios, kept
+	// one per baseline/60: with rcConfig's 60 s baseline, one a second after
+	// the 20 s warm-up (the default 15m would need 150 s of them).
+	const change, before, after = 40.0, 0.9, 0.3
+	inc := waitIncident(t, r, 75*time.Second, "cache_hit_drop", func(i incident) bool {
+		return i.kind() == "cache_hit_drop"
+	})
+	all := incidents(t, r.backend)
+	if q := inc.str(spec.IncidentQuadrant); q != "latency" {
+		t.Errorf("quadrant %q, want latency", q)
+	}
+	if e := inc.str("llm.engine.name"); e != rcScenarioEngine {
+		t.Errorf("llm.engine.name %q, want vllm", e)
+	}
+	if !strings.Contains(inc.body, "fell") {
+		t.Errorf("body %q does not say the hit ratio fell", inc.body)
+	}
+	checkOnset(t, inc, r.engineAt(change), rcCacheHitWin+rcSlack, all)
+	ev, ok := inc.evidenceFor(spec.EnginePrefixCacheHitRatio)
+	thr, isNum := ev["threshold"].(float64)
+	switch {
+	case !ok || !isNum:
+		t.Errorf("no %s evidence with a numeric threshold; %s", spec.EnginePrefixCacheHitRatio, describe(all))
+	case thr <= after || thr >= before:
+		t.Errorf("threshold %v outside (%v, %v), where the scenario crosses it; %s", thr, after, before, describe(all))
+	default:
+		if base, _ := ev["baseline"].(float64); math.Abs(base-before) > 0.02 {
+			t.Errorf("baseline hit ratio %v, want the scenario's %v; %s", ev["baseline"], before, describe(all))
+		}
+		if v, _ := ev["value"].(float64); v >= thr {
+			t.Errorf("hit ratio %v in the evidence is not below its threshold %v", ev["value"], thr)
+		}
+		// Over the window the ratio falls linearly from 0.9 at 40 s to 0.3
+		// a window later: it cannot be below thr before this.
+		cross := change + (before-thr)/(before-after)*rcCacheHitWin.Seconds()
+		notBefore(t, inc, r.engineAt(cross), fmt.Sprintf("the hit ratio over the window crossed %.2f", thr), all)
+	}
+	// Latency held: no latency spike, and so no joint degradation either;
+	// the load did not change, so no throughput drop.
+	never(t, r, rcLatencyWindow+rcSlack, func(all []incident) string {
+		for _, i := range all {
+			switch i.kind() {
+			case "latency_spike", "joint_degradation", "throughput_drop", "queue_buildup":
+				if i.firing() {
+					return "a " + i.kind() + " incident in a cache story with steady latency and load"
+				}
+			}
+		}
+		return ""
+	})
+	checkContract(t, incidents(t, r.backend))
+}
+
+// (j) Uncorrected ECC errors on a GPU whose counters were not zero to begin
+// with: only the increase is news.
+func TestRootcauseECCUncorrected(t *testing.T) {
+	rcParallel(t)
+	r := startRootcause(t, rcSetup{nvmlScenario: "rootcause-ecc.scenario", nvmlScale: 1})
+	inc := waitIncident(t, r, 40*time.Second, "ecc_uncorrected on the GPU", func(i incident) bool {
+		return i.kind() == "ecc_uncorrected" && i.str("hw.id") == rcECCGPU
+	})
+	all := incidents(t, r.backend)
+	if s := inc.str(spec.IncidentSeverity); s != "critical" {
+		t.Errorf("uncorrected ECC incident severity %q, want critical; %s", s, describe(all))
+	}
+	if q := inc.str(spec.IncidentQuadrant); q != "errors" {
+		t.Errorf("quadrant %q, want errors", q)
+	}
+	// 3 uncorrected errors from the start, 2 more at 8 s: the evidence is
+	// the volatile total the GPU reports.
+	if ev, ok := inc.evidenceFor(spec.HwErrors); !ok {
+		t.Errorf("no %s evidence; %s", spec.HwErrors, describe(all))
+	} else if v, _ := ev["value"].(float64); v != 5 {
+		t.Errorf("uncorrected ECC total %v in the evidence, want 5; %s", ev["value"], describe(all))
+	}
+	// The counters step at scenario time 8 s; a step has no window. The 3
+	// errors read at start are not reported: checkOnset fails an incident
+	// before 8 s.
+	checkOnset(t, inc, r.nvmlAt(8), rcSlack, all)
+	// The double-bit ECC event is not an XID, and one increase is one
+	// incident.
+	never(t, r, rcSlack, func(all []incident) string {
+		ids := map[string]bool{}
+		for _, i := range all {
+			if !i.firing() {
+				continue
+			}
+			if i.kind() != "ecc_uncorrected" {
+				return "a " + i.kind() + " incident in an ECC story"
+			}
+			ids[i.str(spec.IncidentID)] = true
+		}
+		if len(ids) > 1 {
+			return fmt.Sprintf("%d ecc_uncorrected incidents for one increase", len(ids))
+		}
+		return ""
+	})
+	checkContract(t, incidents(t, r.backend))
 }
