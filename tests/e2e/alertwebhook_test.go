@@ -43,7 +43,7 @@ const (
 	// awGeneratorURL is generator_url, filled like the trace URL.
 	awGeneratorURL = "http://grafana.example/d/llmops-gpu?trace={trace_id}"
 	// awScope is the instrumentation scope of rootcause's incident records.
-	awScope = "github.com/llmops-otel/otelcol-llmops/processor/rootcauseprocessor"
+	awScope = "github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector"
 )
 
 // awEvidence is one entry of incident.evidence.

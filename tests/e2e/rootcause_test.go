@@ -413,9 +413,13 @@ func checkOnset(t *testing.T, i incident, onset time.Time, bound time.Duration, 
 }
 
 var (
-	rcKinds = []string{"gpu_memory_leak", "kv_cache_growth", "kv_cache_saturation", "cache_hit_drop", "latency_spike",
-		"throughput_drop", "queue_buildup", "gpu_throttling", "xid_error", "ecc_uncorrected", "joint_degradation"}
-	rcQuadrants = []string{"latency", "errors", "throughput", "saturation"}
+	// The kinds rootcause's detectors raise (not profileimport's
+	// leak_suspect and gpu_oom records).
+	rcKinds = []string{spec.IncidentKindGPUMemoryLeak, spec.IncidentKindKVCacheGrowth, spec.IncidentKindKVCacheSaturation,
+		spec.IncidentKindCacheHitDrop, spec.IncidentKindLatencySpike, spec.IncidentKindThroughputDrop,
+		spec.IncidentKindQueueBuildup, spec.IncidentKindGPUThrottling, spec.IncidentKindXIDError,
+		spec.IncidentKindECCUncorrected, spec.IncidentKindJointDegradation}
+	rcQuadrants = []string{spec.QuadrantLatency, spec.QuadrantErrors, spec.QuadrantThroughput, spec.QuadrantSaturation}
 )
 
 // checkContract checks the attributes every incident record carries.
