@@ -9,6 +9,7 @@
 #   make lint      gofmt and go vet
 #   make generate  regenerate committed code and docs (mdatagen, docs/metric-spec.md)
 #   make bench     benchmarks
+#   make image     the container image, built here without a registry (deploy/image)
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -35,6 +36,7 @@ ENGINEREPLAY  := $(BUILD_DIR)/enginereplay
 DEMO_DURATION ?= 0
 
 .PHONY: all build llmprof fakenvml fuzz run demo test unit-test e2e-test lint generate bench clean tools
+.PHONY: image
 
 all: build
 
@@ -71,6 +73,15 @@ fakenvml: $(FAKENVML)
 
 $(ENGINEREPLAY): $(shell find tests/enginereplay -name '*.go' -not -name '*_test.go')
 	$(GO) build -o $@ ./tests/enginereplay/cmd/enginereplay
+
+# The container image localhost/otelcol-llmops:<dist.version> and :dev, built
+# on this machine with nothing pulled (deploy/image/README.md). `make test`
+# builds it under CI (.ci/run installs podman) and wherever podman is
+# installed; elsewhere the image test skips.
+image: build
+	deploy/image/build.sh
+
+TEST_IMAGE := $(if $(CI)$(shell command -v podman 2>/dev/null),image)
 
 # llmprof: profiles at the terminal (summary, diff, export).
 llmprof:
@@ -113,7 +124,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg || exit 1; \
 	done
 
-test: lint unit-test fuzz e2e-test
+test: lint unit-test fuzz $(TEST_IMAGE) e2e-test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
