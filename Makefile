@@ -10,6 +10,8 @@
 #   make generate  regenerate committed code and docs (mdatagen, docs/metric-spec.md)
 #   make bench     benchmarks
 #   make image     the container image, built here without a registry (deploy/image)
+#   make helm-lint lint the chart in deploy/helm (defaults and each ci/ values file)
+#   make manifests regenerate deploy/manifests from the chart
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -35,8 +37,21 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -pa
 ENGINEREPLAY  := $(BUILD_DIR)/enginereplay
 DEMO_DURATION ?= 0
 
+# Helm for the chart in deploy/helm (lint, render, deploy/manifests), from the
+# Go module proxy into a cache outside the repository, keyed by version;
+# installed only when missing. HELM=/path/to/helm uses another one.
+HELM_VERSION := v3.22.0
+HELM_DIR     := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/otelcol-llmops/tools/helm-$(HELM_VERSION)
+HELM         ?= $(HELM_DIR)/helm
+CHART        := deploy/helm/otelcol-llmops
+# Stamped as upstream's release build is: its version, and the Kubernetes
+# version of the client-go it builds with (v0.37: 1.37), which `helm template`
+# assumes and lint's deprecation checks use.
+HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(foreach p,helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil,-X $(p).k8sVersionMajor=1 -X $(p).k8sVersionMinor=37)
+
 .PHONY: all build llmprof fakenvml fuzz run demo test unit-test e2e-test lint generate bench clean tools
 .PHONY: image
+.PHONY: tools-helm helm-lint manifests
 
 all: build
 
@@ -73,6 +88,29 @@ fakenvml: $(FAKENVML)
 
 $(ENGINEREPLAY): $(shell find tests/enginereplay -name '*.go' -not -name '*_test.go')
 	$(GO) build -o $@ ./tests/enginereplay/cmd/enginereplay
+
+# Into a scratch directory first, so an interrupted build leaves no binary.
+$(HELM_DIR)/helm:
+	@echo "installing helm $(HELM_VERSION) into $(HELM_DIR) (once per machine; a few minutes)"
+	rm -rf $(HELM_DIR)/.build && mkdir -p $(HELM_DIR)/.build
+	GOBIN=$(HELM_DIR)/.build $(GO) install -trimpath -ldflags '$(HELM_LDFLAGS)' helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(HELM_DIR)/.build/helm $@
+	rmdir $(HELM_DIR)/.build
+
+tools-helm: $(HELM)
+
+# The chart, strictly linted with its defaults and with each ci/ values file.
+helm-lint: tools-helm
+	$(HELM) lint --strict $(CHART)
+	@for f in $(CHART)/ci/*.yaml; do \
+		echo "helm lint --strict -f $$f"; \
+		$(HELM) lint --strict $(CHART) -f $$f || exit 1; \
+	done
+
+# deploy/manifests: the chart rendered with its defaults, for kubectl apply
+# (deploy/helmtest fails when it is out of date).
+manifests: tools-helm
+	$(HELM) template otelcol-llmops $(CHART) --namespace otelcol-llmops > deploy/manifests/otelcol-llmops.yaml
 
 # The container image localhost/otelcol-llmops:<dist.version> and :dev, built
 # on this machine with nothing pulled (deploy/image/README.md). `make test`
@@ -124,7 +162,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg || exit 1; \
 	done
 
-test: lint unit-test fuzz $(TEST_IMAGE) e2e-test
+test: lint tools-helm unit-test fuzz $(TEST_IMAGE) e2e-test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \

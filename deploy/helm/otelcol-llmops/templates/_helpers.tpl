@@ -1,0 +1,92 @@
+{{/* Names, labels and small computed values shared by the templates. */}}
+
+{{- define "otelcol-llmops.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The release's full name; the gateway's objects append "-gateway". */}}
+{{- define "otelcol-llmops.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 55 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 55 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 55 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "otelcol-llmops.gatewayName" -}}
+{{- printf "%s-gateway" (include "otelcol-llmops.fullname" .) -}}
+{{- end -}}
+
+{{- define "otelcol-llmops.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: otelcol-llmops
+{{- end -}}
+
+{{/* Selector labels of the agents (component=agent) or of the gateway. */}}
+{{- define "otelcol-llmops.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "otelcol-llmops.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "otelcol-llmops.labels" -}}
+{{ include "otelcol-llmops.selectorLabels" . }}
+{{ include "otelcol-llmops.commonLabels" .root }}
+{{- end -}}
+
+{{- define "otelcol-llmops.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "otelcol-llmops.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "otelcol-llmops.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A Kubernetes memory quantity (512Mi, 1Gi, 1.5G, 536870912) in bytes, as a
+float. Anything else fails the rendering with the value named.
+*/}}
+{{- define "otelcol-llmops.quantityBytes" -}}
+{{- $q := toString . | trim -}}
+{{- if not (regexMatch "^[0-9]+([.][0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$" $q) -}}
+{{- fail (printf "resources.limits.memory %q: not a memory quantity this chart can read (use e.g. 512Mi, 1Gi, 2G or a number of bytes)" $q) -}}
+{{- end -}}
+{{- $num := regexReplaceAll "^([0-9.]+).*$" $q "${1}" -}}
+{{- $unit := regexReplaceAll "^[0-9.]+" $q "" -}}
+{{- $factors := dict "" 1.0 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 -}}
+{{- mulf (float64 $num) (index $factors $unit) -}}
+{{- end -}}
+
+{{/*
+GOMEMLIMIT for a memory limit: 80% of it, in whole MiB (the Go runtime's
+syntax), as the OpenTelemetry collector chart's useGOMEMLIMIT does.
+*/}}
+{{- define "otelcol-llmops.gomemlimit" -}}
+{{- $bytes := include "otelcol-llmops.quantityBytes" . | float64 -}}
+{{- printf "%dMiB" (divf (mulf $bytes 0.8) 1048576.0 | floor | int64) -}}
+{{- end -}}
+
+{{/* The in-container paths the collector configuration refers to. */}}
+{{- define "otelcol-llmops.paths" -}}
+config: /etc/otelcol-llmops
+proc: /host/proc
+podResources: /var/lib/kubelet/pod-resources
+profiles: /profiles
+state: /var/lib/otelcol-llmops
+{{- end -}}
