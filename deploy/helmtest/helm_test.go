@@ -512,6 +512,9 @@ func checkGateway(t *testing.T, r rendering) {
 	if gwSvc == "" {
 		t.Fatal("no gateway Service")
 	}
+	if len(Find(r.objs, "PodDisruptionBudget")) != 1 {
+		t.Error("no PodDisruptionBudget for the gateway's replicas")
+	}
 	// The agents export everything to the gateway; incidents also straight
 	// to Alertmanager.
 	for _, pl := range []string{"metrics", "traces", "logs", "logs/incidents"} {
@@ -630,6 +633,73 @@ func TestSchemaRejects(t *testing.T) {
 	for _, set := range []string{"tolerationz=1", "exporters.otlp.protocol=udp", "nvml.collectionInterval=often", "gateway.replicaz=3", "kubelet.rootDir=relative/path"} {
 		if _, err := Template(t, "--set", set); err == nil {
 			t.Errorf("--set %s renders", set)
+		}
+	}
+}
+
+// freeForm are values whose keys are the user's (label maps, Kubernetes
+// objects, configuration fragments): documented as one value.
+var freeForm = map[string]bool{
+	"affinity": true, "nodeSelector": true, "podAnnotations": true, "podLabels": true,
+	"labels": true, "headers": true, "externalLabels": true, "severityMap": true, "config": true,
+	"extraReceivers": true, "resources": true, "podSecurityContext": true, "securityContext": true,
+	"updateStrategy": true, "livenessProbe": true, "readinessProbe": true, "volume": true, "stateVolume": true,
+	"engines": true,
+}
+
+func leafPaths(prefix string, m map[string]any, out *[]string) {
+	for k, v := range m {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		if sub, ok := v.(map[string]any); ok && !freeForm[k] && len(sub) > 0 {
+			leafPaths(p, sub, out)
+			continue
+		}
+		*out = append(*out, p)
+	}
+}
+
+// TestReadmeValuesTable: every value of values.yaml has its row in the
+// chart's README, by its full path (or its keys') or as `.leaf` in a row of
+// its parent.
+func TestReadmeValuesTable(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(ChartDir(t), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(ChartDir(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "| `") {
+			rows = append(rows, line)
+		}
+	}
+	var paths []string
+	leafPaths("", values, &paths)
+	sort.Strings(paths)
+	for _, p := range paths {
+		parent, leaf := "", p
+		if i := strings.LastIndex(p, "."); i >= 0 {
+			parent, leaf = p[:i], p[i+1:]
+		}
+		found := false
+		for _, row := range rows {
+			if strings.Contains(row, "`"+p+"`") || strings.Contains(row, "`"+p+".") || (parent != "" && strings.Contains(row, "`"+parent+".") && strings.Contains(row, "`."+leaf+"`")) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("value %s has no row in the chart's README", p)
 		}
 	}
 }
