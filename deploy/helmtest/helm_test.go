@@ -703,3 +703,25 @@ func TestReadmeValuesTable(t *testing.T) {
 		}
 	}
 }
+
+// TestHostPIDWithoutHostProc: with hostPID and no host /proc mount, NVML's
+// host PIDs resolve in the container's own /proc.
+func TestHostPIDWithoutHostProc(t *testing.T) {
+	objs := Documents(t, MustTemplate(t, "--set", "hostPID=true", "--set", "nvml.hostProc="))
+	pod, ctr := daemonSetContainer(t, objs)
+	if pod["hostPID"] != true {
+		t.Errorf("hostPID %v", pod["hostPID"])
+	}
+	for _, m := range list(ctr["volumeMounts"]) {
+		if Get(m, "name") == "host-proc" {
+			t.Errorf("host /proc still mounted: %v", m)
+		}
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(CollectorConfigs(t, objs)[Release]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(Get(cfg, "receivers", "nvml", "proc_root")); !strings.HasSuffix(got, ":-/proc}") {
+		t.Errorf("nvml.proc_root %s, want the container's /proc", got)
+	}
+}
