@@ -49,8 +49,22 @@ CHART        := deploy/helm/otelcol-llmops
 # assumes and lint's deprecation checks use.
 HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(foreach p,helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil,-X $(p).k8sVersionMajor=1 -X $(p).k8sVersionMinor=37)
 
+# kube-apiserver and kubectl for the tests against a real Kubernetes API
+# server, built from the wrapper module internal/tools/kube (its go.mod pins
+# the version) into a cache outside the repository, keyed by version: only
+# the first run on a machine pays the build (about 18 CPU-minutes: some 10
+# minutes on 2 idle cores).
+KUBE_VERSION := $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "k8s.io/kubernetes" && $$(i+1) ~ /^v/) print $$(i+1) }' internal/tools/kube/go.mod)
+KUBE_DIR     := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/otelcol-llmops/tools/kube-$(KUBE_VERSION)
+KUBE_BINS    := $(KUBE_DIR)/kube-apiserver $(KUBE_DIR)/kubectl
+# What upstream's build stamps in, so the server reports its real version
+# (helm and kubectl compare against it).
+KUBE_VERSION_PARTS := $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
+KUBE_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(KUBE_VERSION) -X $(p).gitMajor=$(word 1,$(KUBE_VERSION_PARTS)) -X $(p).gitMinor=$(word 2,$(KUBE_VERSION_PARTS)) -X $(p).gitTreeState=clean)
+
 .PHONY: all build llmprof fakenvml fuzz run demo test unit-test e2e-test lint generate bench clean tools
 .PHONY: image
+.PHONY: tools-kube
 .PHONY: tools-helm helm-lint manifests
 
 all: build
@@ -88,6 +102,18 @@ fakenvml: $(FAKENVML)
 
 $(ENGINEREPLAY): $(shell find tests/enginereplay -name '*.go' -not -name '*_test.go')
 	$(GO) build -o $@ ./tests/enginereplay/cmd/enginereplay
+
+# Built only when missing (no prerequisites: a fresh clone's newer go.mod must
+# not trigger a rebuild); into a scratch directory first, so an interrupted
+# build never leaves a binary behind.
+$(KUBE_BINS) &:
+	@echo "building kube-apiserver and kubectl $(KUBE_VERSION) into $(KUBE_DIR) (once per machine; several minutes)"
+	rm -rf $(KUBE_DIR)/.build && mkdir -p $(KUBE_DIR)/.build
+	CGO_ENABLED=0 $(GO) build -C internal/tools/kube -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $(KUBE_DIR)/.build/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
+	mv $(KUBE_DIR)/.build/kube-apiserver $(KUBE_DIR)/.build/kubectl $(KUBE_DIR)/
+	rmdir $(KUBE_DIR)/.build
+
+tools-kube: $(KUBE_BINS)
 
 # Into a scratch directory first, so an interrupted build leaves no binary.
 $(HELM_DIR)/helm:
@@ -162,7 +188,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg || exit 1; \
 	done
 
-test: lint tools-helm unit-test fuzz $(TEST_IMAGE) e2e-test
+test: lint tools-helm unit-test fuzz tools-kube $(TEST_IMAGE) e2e-test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
