@@ -88,6 +88,30 @@ func TestKubeChartPassesServerDryRun(t *testing.T) {
 			t.Logf("%v: server dry run in %s:\n%s", kindsOf(t, rendered), time.Since(start).Round(time.Millisecond), out)
 		})
 	}
+	// Where the Prometheus Operator is installed, the chart adds its
+	// ServiceMonitor, PodMonitor and PrometheusRule: the same again with
+	// their CRDs (reduced to an open schema: the server checks kind,
+	// version, metadata and scope, not the operator's fields).
+	k.KubectlInput(t, kubePrometheusOperatorCRDs, "apply", "--validate=strict", "-f", "-")
+	k.Kubectl(t, "wait", "--for=condition=Established", "--timeout=30s", "crd/servicemonitors.monitoring.coreos.com", "crd/podmonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+	operatorKinds := map[string]bool{}
+	for _, values := range helmtest.ValuesFiles(t) {
+		rendered := kubeHelm(t, k, "template", kubeRelease, "deploy/helm/otelcol-llmops", "--namespace", ns, "--kube-version", k.Version, "-f", values,
+			"--api-versions", "monitoring.coreos.com/v1/ServiceMonitor", "--api-versions", "monitoring.coreos.com/v1/PodMonitor", "--api-versions", "monitoring.coreos.com/v1/PrometheusRule")
+		for _, kind := range kindsOf(t, rendered) {
+			if kind == "ServiceMonitor" || kind == "PodMonitor" || kind == "PrometheusRule" {
+				operatorKinds[kind] = true
+			}
+		}
+		t.Run(filepath.Base(values)+"+prometheus-operator", func(t *testing.T) {
+			out := k.KubectlInput(t, rendered, "apply", "--dry-run=server", "--validate=strict", "-f", "-")
+			t.Logf("%v: server dry run:\n%s", kindsOf(t, rendered), out)
+		})
+	}
+	if !operatorKinds["ServiceMonitor"] || !operatorKinds["PrometheusRule"] {
+		t.Errorf("with the operator's API versions the chart rendered only %v of ServiceMonitor and PrometheusRule", operatorKinds)
+	}
+
 	// Strict validation is the server's: an unknown field is an error, not
 	// a warning, and an error fails the apply.
 	bad := strings.Replace(first, "\n  template:\n", "\n  template:\n    spek: {}\n", 1)
@@ -102,6 +126,72 @@ func TestKubeChartPassesServerDryRun(t *testing.T) {
 		t.Errorf("the dry runs created objects:\n%s", got)
 	}
 }
+
+// kubePrometheusOperatorCRDs are the Prometheus Operator's CRDs that the
+// chart renders objects of, with an open schema.
+const kubePrometheusOperatorCRDs = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: servicemonitors.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names:
+    kind: ServiceMonitor
+    listKind: ServiceMonitorList
+    plural: servicemonitors
+    singular: servicemonitor
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: podmonitors.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names:
+    kind: PodMonitor
+    listKind: PodMonitorList
+    plural: podmonitors
+    singular: podmonitor
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: prometheusrules.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names:
+    kind: PrometheusRule
+    listKind: PrometheusRuleList
+    plural: prometheusrules
+    singular: prometheusrule
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+`
 
 // kubeDeployment is what `helm install` deployed: where the agents'
 // ServiceAccount is, and the collector configuration they run.

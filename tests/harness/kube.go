@@ -159,6 +159,7 @@ func StartKube(t testing.TB) *Kube {
 		"--initial-advertise-peer-urls="+peerURL,
 		"--initial-cluster=default="+peerURL,
 		"--initial-cluster-state=new",
+		"--logger=zap",
 		"--log-level=warn",
 	)
 	waitHTTP(t, k.etcd, clientURL+"/health", nil, "", 30*time.Second, func(body []byte) bool {
