@@ -202,7 +202,7 @@ func (s *nvmlScraper) sampleProcesses(g *gpu, smp *sample) {
 	if g.unsupported[callProcessUtil] || len(smp.procs) == 0 {
 		return
 	}
-	samples, ret := g.handle.GetProcessUtilization(g.lastProcUtilTS)
+	samples, ret := processUtilization(g.handle, g.lastProcUtilTS)
 	if !s.check(g, callProcessUtil, ret) {
 		return
 	}

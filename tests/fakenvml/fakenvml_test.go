@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -424,11 +425,29 @@ func handles(t *testing.T, lib nvml.Interface, n int) []nvml.Device {
 // go-nvml's size query and its fill call.
 func processUtilization(h nvml.Device, last uint64) ([]nvml.ProcessUtilizationSample, nvml.Return) {
 	for i := 0; ; i++ {
-		s, ret := h.GetProcessUtilization(last)
+		s, ret := tryProcessUtilization(h, last)
 		if ret != nvml.ERROR_INSUFFICIENT_SIZE || i == 5 {
 			return s, ret
 		}
 	}
+}
+
+// tryProcessUtilization: go-nvml v0.13.4-1 panics (slices its buffer past
+// capacity) when a sample becomes due between its sizing and its fill call
+// and the library rightly answers INSUFFICIENT_SIZE with the larger count;
+// that answer is what the caller gets (the receiver does the same, see
+// receiver/nvmlreceiver/procutil.go).
+func tryProcessUtilization(h nvml.Device, last uint64) (s []nvml.ProcessUtilizationSample, ret nvml.Return) {
+	defer func() {
+		if r := recover(); r != nil {
+			if err, ok := r.(runtime.Error); ok && strings.Contains(err.Error(), "slice bounds out of range") {
+				s, ret = nil, nvml.ERROR_INSUFFICIENT_SIZE
+				return
+			}
+			panic(r)
+		}
+	}()
+	return h.GetProcessUtilization(last)
 }
 
 // cpuTime is the user+system CPU time this process has used.

@@ -330,7 +330,10 @@ func hasPoint(batches []pmetric.Metrics, name, attr string) bool {
 func runLLMEngine(t *testing.T, o *offenders) ([]pmetric.Metrics, map[string]bool) {
 	f := llmenginereceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*llmenginereceiver.Config)
-	cfg.CollectionInterval = 100 * time.Millisecond
+	// A scrape's timeout is capped at the interval: at 100 ms the largest
+	// expositions timed out under -race on a loaded machine, and an engine
+	// never scraped is never detected.
+	cfg.CollectionInterval = time.Second
 	cfg.InitialDelay = 0
 	for _, e := range enginereplay.Engines() {
 		srv, err := enginereplay.New(enginereplay.Options{Engine: e})
@@ -350,7 +353,7 @@ func runLLMEngine(t *testing.T, o *offenders) ([]pmetric.Metrics, map[string]boo
 	}
 	startAll(t, r)
 	engines := len(enginereplay.Engines())
-	waitFor(t, "two scrapes of every engine", 20*time.Second, func() bool {
+	waitFor(t, "two scrapes of every engine", time.Minute, func() bool {
 		return len(engineNames(sink.AllMetrics())) == engines && len(sink.AllMetrics()) >= 2*engines
 	})
 	got := sink.AllMetrics()
