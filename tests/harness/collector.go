@@ -161,14 +161,17 @@ func StartCollector(t testing.TB, opts Options) *Collector {
 		}
 	})
 
-	if err := c.waitHealthy(opts.HealthPort, opts.ReadyTimeout); err != nil {
+	if err := waitHealthy(opts.HealthPort, opts.ReadyTimeout, c.exited, func() error { return c.err }, "process"); err != nil {
 		// The cleanup above attaches the log to the failure.
 		t.Fatalf("%s did not become ready: %v", opts.Name, err)
 	}
 	return c
 }
 
-func (c *Collector) waitHealthy(port int, timeout time.Duration) error {
+// waitHealthy polls the health_check extension on 127.0.0.1:port until it
+// answers 200, the process behind it exits (exited closes; exitErr says
+// why), or timeout passes. The collector and the container harness share it.
+func waitHealthy(port int, timeout time.Duration, exited <-chan struct{}, exitErr func() error, what string) error {
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.NewTimer(timeout)
@@ -188,8 +191,8 @@ func (c *Collector) waitHealthy(port int, timeout time.Duration) error {
 			last = err
 		}
 		select {
-		case <-c.exited:
-			return fmt.Errorf("process exited before it was ready: %v", c.err)
+		case <-exited:
+			return fmt.Errorf("%s exited before it was ready: %v", what, exitErr())
 		case <-deadline.C:
 			return fmt.Errorf("no healthy answer from %s within %s: %v", url, timeout, last)
 		case <-tick.C:

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,39 +213,10 @@ func StartContainer(t testing.TB, opts ContainerOptions) *Container {
 		_ = logFile.Close()
 		close(c.exited)
 	}()
-	if err := c.waitHealthy(opts.HealthPort, opts.ReadyTimeout); err != nil {
+	if err := waitHealthy(opts.HealthPort, opts.ReadyTimeout, c.exited, func() error { return c.err }, "podman run"); err != nil {
 		t.Fatalf("container %s did not become ready: %v", c.Name, err)
 	}
 	return c
-}
-
-func (c *Container) waitHealthy(port int, timeout time.Duration) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("health endpoint answered %s", resp.Status)
-		} else {
-			last = err
-		}
-		select {
-		case <-c.exited:
-			return fmt.Errorf("podman run exited before the collector was ready: %v", c.err)
-		case <-deadline.C:
-			return fmt.Errorf("no healthy answer from %s within %s: %v", url, timeout, last)
-		case <-tick.C:
-		}
-	}
 }
 
 // Log returns what the container has written so far.
