@@ -7,7 +7,8 @@
 #   make llmprof   build _build/llmprof (profile summary / diff / export)
 #   make test      unit tests, then end-to-end tests against the built binary
 #   make lint      gofmt and go vet
-#   make generate  regenerate committed code and docs (mdatagen, docs/metric-spec.md)
+#   make generate  regenerate committed code and docs (mdatagen, docs/*.md from the
+#                  registry, distro/grafana dashboards)
 #   make bench     benchmarks
 #   make image     the container image, built here without a registry (deploy/image)
 #   make helm-lint lint the chart in deploy/helm (defaults and each ci/ values file)
@@ -200,7 +201,7 @@ generate: $(MDATAGEN)
 	@for f in $$(find receiver processor exporter connector extension -name metadata.yaml -not -path '*/testdata/*' 2>/dev/null); do \
 		echo "mdatagen $$f"; (cd $$(dirname $$f) && $(MDATAGEN) metadata.yaml); \
 	done
-	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md docs/engine-mappings.md
+	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md docs/engine-mappings.md docs/prometheus-names.md
 
 bench: $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...

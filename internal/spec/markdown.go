@@ -17,6 +17,7 @@ var groupTitles = []struct {
 	{GroupEngine, "Inference engines", "Emitted under these names by `llmnormalize`, whatever the engine calls them. Histograms are in seconds; fractions are 0..1."},
 	{GroupProfile, "Profiles", "Emitted by the `profileimport` receiver from PyTorch/Kineto traces and CUDA memory snapshots."},
 	{GroupDerived, "Derived by rootcause", "Computed by the `rootcause` connector from the metrics above."},
+	{GroupIncident, "Incidents as metrics", "Emitted by the `rootcause` connector into its metrics pipeline at every evaluation, so a Prometheus without a log backend sees what fires (as it sees its own `ALERTS`) and how often. The incidents themselves, with their evidence and drill-down, are log records (below)."},
 }
 
 // WriteMarkdown renders the whole spec as the Markdown document committed at

@@ -67,6 +67,11 @@ const (
 	HwGpuMemoryGrowthRate       = "hw.gpu.memory.growth_rate"
 	HwGpuMemoryTimeToExhaustion = "hw.gpu.memory.time_to_exhaustion"
 	EnginePrefixCacheHitRatio   = "llm.engine.prefix_cache.hit_ratio"
+
+	// Incidents as metrics, by rootcause: what a Prometheus without a log
+	// backend sees of them (an ALERTS-like series and a counter).
+	IncidentActive = "llm.incident.active"
+	IncidentFired  = "llm.incident.fired"
 )
 
 // Attribute names.

@@ -229,6 +229,33 @@ var metrics = []Metric{
 	{Name: EnginePrefixCacheHitRatio, Group: GroupDerived, Instrument: Gauge, Unit: "1", Origin: OriginLLMOps,
 		Description: "Prefix-cache hits / queries over the last evaluation window, from counter deltas.",
 		Attributes:  engine},
+
+	// ---- Incidents ----
+	{Name: IncidentActive, Group: GroupIncident, Instrument: Gauge, Unit: "{incident}", Origin: OriginLLMOps,
+		Description: "1 for each incident while it fires; 0 at the first evaluation after it resolved, then no point (as Prometheus' ALERTS). The subject attributes are those of the incident record.",
+		Attributes:  incidentSeries},
+	{Name: IncidentFired, Group: GroupIncident, Instrument: Counter, Unit: "{incident}", Origin: OriginLLMOps,
+		Description: "Incidents that started firing since the agent started, by kind and severity (an escalation to critical is not a new incident).",
+		Attributes: []AttrRef{
+			{Name: IncidentKind, Requirement: Required},
+			{Name: IncidentSeverity, Requirement: Required},
+		}},
+}
+
+// incidentSeries is what an llm.incident.active point carries: the
+// incident's kind and subject, so a panel or rule can join it with the
+// subject's own series (by hw.id, process.pid or llm.engine.name).
+var incidentSeries = []AttrRef{
+	{Name: IncidentKind, Requirement: Required},
+	{Name: IncidentSeverity, Requirement: Required},
+	{Name: IncidentQuadrant, Requirement: Required},
+	{Name: IncidentSubject, Requirement: Required},
+	{Name: AttrHwID, Requirement: ConditionallyRequired},
+	{Name: AttrProcessPid, Requirement: ConditionallyRequired},
+	{Name: AttrEngineName, Requirement: ConditionallyRequired},
+	{Name: AttrGenAIRequestModel, Requirement: ConditionallyRequired},
+	{Name: AttrK8sPodName, Requirement: ConditionallyRequired},
+	{Name: AttrK8sNamespaceName, Requirement: ConditionallyRequired},
 }
 
 var attributes = []Attribute{
@@ -303,6 +330,11 @@ var attributes = []Attribute{
 	{Name: AttrGenAIUsageInputTokens, Type: TypeInt, Origin: OriginSemconv, Description: "Span: prompt tokens of a GenAI call (llmnormalize renames gen_ai.usage.prompt_tokens and llm.input_tokens to it)."},
 	{Name: AttrGenAIUsageOutputTokens, Type: TypeInt, Origin: OriginSemconv, Description: "Span: generated tokens of a GenAI call (llmnormalize renames gen_ai.usage.completion_tokens and llm.output_tokens to it)."},
 	{Name: AttrLinkTraceID, Type: TypeString, Origin: OriginLLMOps, Description: "Span: a trace id found in another attribute (trace_attributes), normalised to 32 lowercase hex digits so traces of different systems can be joined."},
+	// The incident record's attributes that llm.incident.* points carry too.
+	{Name: IncidentKind, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.* points: the incident's kind.", Values: incidentKinds},
+	{Name: IncidentSeverity, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.* points: the incident's severity.", Values: []string{SeverityCritical, SeverityWarning}},
+	{Name: IncidentQuadrant, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.active points: the incident's golden-signal quadrant.", Values: []string{QuadrantErrors, QuadrantLatency, QuadrantSaturation, QuadrantThroughput}},
+	{Name: IncidentSubject, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.active points: the incident's subject in words."},
 }
 
 var incidentFields = []IncidentField{

@@ -42,6 +42,8 @@ const (
 	GroupEngine  Group = "engine"
 	GroupProfile Group = "profile"
 	GroupDerived Group = "derived"
+	// GroupIncident: rootcause's incidents, counted and listed as metrics.
+	GroupIncident Group = "incident"
 )
 
 // Origin says who defines a name: an OpenTelemetry semantic convention, or

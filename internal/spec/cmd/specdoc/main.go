@@ -1,5 +1,6 @@
 // Command specdoc writes the documents generated from internal/spec: the
-// unified metric specification and the per-engine mapping tables.
+// unified metric specification, the per-engine mapping tables and the
+// Prometheus names.
 // `make generate` runs it; tests fail when the committed files are stale.
 package main
 
@@ -13,13 +14,14 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: specdoc <metric-spec.md> <engine-mappings.md>")
+	if len(os.Args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: specdoc <metric-spec.md> <engine-mappings.md> <prometheus-names.md>")
 		os.Exit(2)
 	}
 	for path, write := range map[string]func(io.Writer) error{
 		os.Args[1]: spec.WriteMarkdown,
 		os.Args[2]: spec.WriteMappingsMarkdown,
+		os.Args[3]: spec.WritePrometheusMarkdown,
 	} {
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
