@@ -194,6 +194,14 @@ type DrillDownConfig struct {
 type DerivedConfig struct {
 	Metrics   bool `mapstructure:"metrics"`
 	Exemplars bool `mapstructure:"exemplars"`
+	// IncidentMetrics adds llm.incident.active and llm.incident.fired to
+	// the metrics pipeline, so a Prometheus without a log backend sees the
+	// incidents. They leave at once when an incident fires or resolves,
+	// and every IncidentMetricsInterval otherwise, which keeps the series
+	// fresh within Prometheus' 5-minute lookback and the prometheus
+	// exporter's metric_expiration.
+	IncidentMetrics         bool          `mapstructure:"incident_metrics"`
+	IncidentMetricsInterval time.Duration `mapstructure:"incident_metrics_interval"`
 }
 
 // Validate checks every field at start; messages name the field.
@@ -215,6 +223,9 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	positive("evaluation_interval", cfg.EvaluationInterval)
+	if cfg.Derived.IncidentMetrics {
+		positive("derived.incident_metrics_interval", cfg.Derived.IncidentMetricsInterval)
+	}
 	if cfg.MaxSubjects <= 0 {
 		errs = append(errs, fmt.Errorf("max_subjects must be positive, got %d", cfg.MaxSubjects))
 	}

@@ -42,6 +42,7 @@ func TestBadConfigNamesEveryField(t *testing.T) {
 	}
 	for _, want := range []string{
 		"evaluation_interval must be positive",
+		"derived.incident_metrics_interval must be positive, got -1s",
 		"leak.min_steadiness must be in (0, 1]",
 		"kv_cache.threshold must be in (0, 1], got 85",
 		"latency.quantile must be in (0, 1), got 99",

@@ -40,6 +40,8 @@ type diagnoser struct {
 	exemplars     map[*subject]exemplarRef
 	subjectsShown int64 // what the subjects gauge last reported
 	spansEvicted  int64 // what the spans-evicted counter last reported
+	// The incidents as metrics (incident_metrics.go).
+	incMetrics incidentMetricsState
 
 	// wiring is set while the collector builds the pipelines, before any
 	// Start: which pairs exist decides who ingests metrics and where
@@ -50,6 +52,9 @@ type diagnoser struct {
 		// (and enriches) every batch, so metrics→logs must not ingest it
 		// a second time.
 		passThrough bool
+		// metrics is the pass-through pair's consumer, where the incident
+		// metrics go too. Nil once that instance shut down.
+		metrics consumer.Metrics
 		// logs is where incidents go: every X→logs instance of one
 		// connector feeds the same logs pipelines, so the first one's
 		// consumer serves them all. Nil once that instance shut down.
@@ -76,6 +81,7 @@ func newDiagnoser(cfg *Config, set connector.Settings) (*diagnoser, error) {
 	}
 	d := &diagnoser{cfg: cfg, logger: set.Logger, telemetry: tb, now: time.Now,
 		incidents: map[string]*incident{}, exemplars: map[*subject]exemplarRef{}, rulesByMetric: map[string][]int{}}
+	d.incMetrics.start = d.nowNanos()
 	for i, r := range cfg.Rules {
 		d.rulesByMetric[r.Metric] = append(d.rulesByMetric[r.Metric], i)
 	}
@@ -128,10 +134,12 @@ func (d *diagnoser) loop() {
 }
 
 // tick evaluates every detector and sends the incident records to the logs
-// pipelines (outside the lock: downstream may be slow).
+// pipelines and the incident metrics to the metrics pipeline (outside the
+// lock: downstream may be slow).
 func (d *diagnoser) tick(now time.Time) {
 	ld, fired, resolved := d.evaluateAt(now.UnixNano())
 	ctx := context.Background()
+	d.sendIncidentMetrics(ctx, now.UnixNano())
 	if fired > 0 {
 		d.telemetry.RootcauseIncidentsFired.Add(ctx, int64(fired))
 	}
@@ -203,6 +211,15 @@ func (c *metricsToMetrics) Capabilities() consumer.Capabilities {
 func (c *metricsToMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	c.d.consumeMetrics(md, true)
 	return c.next.ConsumeMetrics(ctx, md)
+}
+
+// Shutdown stops sending incident metrics into the pipeline it feeds, which
+// the collector shuts down after this connector.
+func (c *metricsToMetrics) Shutdown(ctx context.Context) error {
+	c.d.wiring.Lock()
+	c.d.wiring.metrics = nil
+	c.d.wiring.Unlock()
+	return c.Component.Shutdown(ctx)
 }
 
 // metricsToLogs ingests metrics for the detectors when no pass-through pair

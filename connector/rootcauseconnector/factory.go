@@ -42,7 +42,7 @@ func createDefaultConfig() component.Config {
 			Weights: JointWeights{Latency: 0.45, Cache: 0.35, Memory: 0.20}},
 		DrillDown: DrillDownConfig{MaxSpans: 50_000, MaxProfiles: 256, Retention: time.Hour,
 			ProfileHint: "no profile of this process yet: capture one (vLLM: start with VLLM_TORCH_PROFILER_DIR set, then POST /start_profile and /stop_profile) into a directory profileimport watches"},
-		Derived: DerivedConfig{Metrics: true, Exemplars: true},
+		Derived: DerivedConfig{Metrics: true, Exemplars: true, IncidentMetrics: true, IncidentMetricsInterval: 10 * time.Second},
 	}
 }
 
@@ -64,6 +64,7 @@ func createMetricsToMetrics(_ context.Context, set connector.Settings, cfg compo
 	d := c.Unwrap()
 	d.wiring.Lock()
 	d.wiring.passThrough = true
+	d.wiring.metrics = next
 	d.wiring.Unlock()
 	return &metricsToMetrics{Component: c, d: d, next: next}, nil
 }

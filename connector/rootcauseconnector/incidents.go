@@ -37,6 +37,12 @@ type incident struct {
 	// subject identity, kept for the resolved record after the subject
 	// itself is gone.
 	subj subject
+	// shown is what the last llm.incident.active point of the incident
+	// carried (incident_metrics.go).
+	shown struct {
+		set             bool
+		severity, layer string
+	}
 }
 
 func incidentKey(f *finding) string {
@@ -73,6 +79,7 @@ func (d *diagnoser) track(now int64, findings []finding) (plog.Logs, int, int) {
 			}
 			d.incidents[key] = inc
 			fired++
+			d.incMetrics.onFired(f.kind, f.severity)
 		}
 		escalated := f.severity == spec.SeverityCritical && inc.severity != spec.SeverityCritical
 		inc.f, inc.lastTrue, inc.subj = *f, now, *f.subj
@@ -102,6 +109,7 @@ func (d *diagnoser) track(now int64, findings []finding) (plog.Logs, int, int) {
 	for _, key := range done {
 		inc := d.incidents[key]
 		d.fillRecord(records().AppendEmpty(), inc, "resolved", now)
+		d.incMetrics.onResolved(inc)
 		d.forgetExemplar(inc)
 		delete(d.incidents, key)
 		resolved++

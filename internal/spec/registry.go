@@ -250,6 +250,8 @@ var incidentSeries = []AttrRef{
 	{Name: IncidentSeverity, Requirement: Required},
 	{Name: IncidentQuadrant, Requirement: Required},
 	{Name: IncidentSubject, Requirement: Required},
+	{Name: IncidentID, Requirement: Required},
+	{Name: IncidentLayer, Requirement: ConditionallyRequired},
 	{Name: AttrHwID, Requirement: ConditionallyRequired},
 	{Name: AttrProcessPid, Requirement: ConditionallyRequired},
 	{Name: AttrEngineName, Requirement: ConditionallyRequired},
@@ -335,6 +337,8 @@ var attributes = []Attribute{
 	{Name: IncidentSeverity, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.* points: the incident's severity.", Values: []string{SeverityCritical, SeverityWarning}},
 	{Name: IncidentQuadrant, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.active points: the incident's golden-signal quadrant.", Values: []string{QuadrantErrors, QuadrantLatency, QuadrantSaturation, QuadrantThroughput}},
 	{Name: IncidentSubject, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.active points: the incident's subject in words."},
+	{Name: IncidentID, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.active points: the incident's id, to find its record (evidence, drill-down) in the log store."},
+	{Name: IncidentLayer, Type: TypeString, Origin: OriginLLMOps, Description: "llm.incident.active points: the most implicated model layer, once the drill-down found one (the series is re-keyed when a later drill-down names another)."},
 }
 
 var incidentFields = []IncidentField{
