@@ -41,7 +41,7 @@ func createDefaultConfig() component.Config {
 		Joint: JointConfig{Enabled: true, Window: 5 * time.Minute,
 			Weights: JointWeights{Latency: 0.45, Cache: 0.35, Memory: 0.20}},
 		DrillDown: DrillDownConfig{MaxSpans: 50_000, MaxProfiles: 256, Retention: time.Hour,
-			ProfileHint: "no profile of this process yet: capture one (vLLM: start with VLLM_TORCH_PROFILER_DIR set, then POST /start_profile and /stop_profile) into a directory profileimport watches"},
+			ProfileHint: "no profile of this process yet: capture one into a directory profileimport watches (vLLM ≥ 0.13: --profiler-config '{\"profiler\": \"torch\", \"torch_profiler_dir\": \"<dir>\", \"torch_profiler_with_memory\": true}'; older vLLM: VLLM_TORCH_PROFILER_DIR=<dir>; then POST /start_profile and /stop_profile; docs/operations.md, Profiling)"},
 		Derived: DerivedConfig{Metrics: true, Exemplars: true, IncidentMetrics: true, IncidentMetricsInterval: 10 * time.Second},
 	}
 }

@@ -23,8 +23,10 @@ func WritePrometheusMarkdown(w io.Writer) error {
 	b.WriteString("and the end-to-end tests check it against a real Prometheus fed by both exporters.\n\n")
 	b.WriteString("Labels are the point attributes with dots replaced by underscores (`hw.id` → `hw_id`). ")
 	b.WriteString("Resource attributes (`hw.id` of a GPU, `llm.engine.name` and `llm.engine.target` of an engine, `k8s.*` of a pod, ")
-	b.WriteString("`k8s.node.name` set by the chart) become labels too only with `resource_to_telemetry_conversion: {enabled: true}` ")
-	b.WriteString("on the exporter, as in `distro/examples/prometheus-*.yaml` and the chart; otherwise they are only on `target_info`. ")
+	b.WriteString("`k8s.node.name` set by the chart) become labels too only when the exporter is told so: ")
+	b.WriteString("`resource_constant_labels` on `prometheus_remote_write` (its current spelling of the deprecated `resource_to_telemetry_conversion`), ")
+	b.WriteString("`resource_to_telemetry_conversion: {enabled: true}` on `prometheus`, as `distro/examples/prometheus-*.yaml` and the chart set them; ")
+	b.WriteString("otherwise they are only on `target_info`. ")
 	b.WriteString("`service.name` and `service.instance.id` become `job` and `instance`.\n\n")
 	for _, g := range groupTitles {
 		fmt.Fprintf(&b, "## %s\n\n", g.title)

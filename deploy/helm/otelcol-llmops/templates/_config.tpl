@@ -117,9 +117,15 @@ prometheus_remote_write/backend:
     excluded: [service.name, service.instance.id, service.namespace]
   {{- end }}
   # No sending_queue in this exporter: its write-ahead log in the state
-  # directory is the persistent queue.
+  # directory is the persistent queue, flushed every few seconds (the
+  # default is a minute).
   wal:
     directory: {{ printf "%s/prometheus-remote-write-wal" .walDir | toJson }}
+    truncate_frequency: 5s
+  # One request at a time, oldest first: parallel requests from one WAL
+  # flush can deliver a series' later sample first, and the backend then
+  # refuses the earlier one as out of order (distro/examples/prometheus-remote-write.yaml).
+  max_batch_request_parallelism: 1
   retry_on_failure:
     enabled: true
     initial_interval: {{ $x.retryOnFailure.initialInterval }}
