@@ -202,6 +202,7 @@ generate: $(MDATAGEN)
 		echo "mdatagen $$f"; (cd $$(dirname $$f) && $(MDATAGEN) metadata.yaml); \
 	done
 	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md docs/engine-mappings.md docs/prometheus-names.md
+	$(GO) run ./internal/dashboards/cmd/dashgen -out distro/grafana
 
 bench: $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
