@@ -7,6 +7,7 @@
 #   make llmprof   build _build/llmprof (profile summary / diff / export)
 #   make test      unit tests, then end-to-end tests against the built binary
 #   make lint      gofmt and go vet
+#   make prometheus-rules  promtool check/test of distro/prometheus
 #   make generate  regenerate committed code and docs (mdatagen, docs/*.md from the
 #                  registry, distro/grafana dashboards)
 #   make bench     benchmarks
@@ -67,6 +68,7 @@ KUBE_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go
 .PHONY: image
 .PHONY: tools-kube
 .PHONY: tools-helm helm-lint manifests
+.PHONY: prometheus-rules
 
 all: build
 
@@ -189,7 +191,15 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg || exit 1; \
 	done
 
-test: lint tools-helm unit-test fuzz tools-kube $(TEST_IMAGE) e2e-test
+# The shipped Prometheus rules: syntax, and their unit tests (input series,
+# each rule firing and not firing). promtool comes with Debian's prometheus
+# package (.ci/run installs it); tests/promrules runs the same under go test.
+PROMTOOL ?= promtool
+prometheus-rules:
+	$(PROMTOOL) check rules distro/prometheus/*.rules.yml
+	$(PROMTOOL) test rules distro/prometheus/tests/*.test.yml
+
+test: lint prometheus-rules tools-helm unit-test fuzz tools-kube $(TEST_IMAGE) e2e-test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
