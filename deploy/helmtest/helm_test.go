@@ -397,11 +397,19 @@ func hasKey(m any, k string) bool {
 
 // checkDelivery: every exporter but debug (and the rootcause connector) has a
 // persistent queue on file_storage, or, for the remote-write exporter that has
-// no sending_queue, its write-ahead log; and retries.
+// no sending_queue, its write-ahead log; and retries. The prometheus exporter
+// is scraped, not sent from: nothing to queue or retry (it has no
+// retry_on_failure), each point waits in memory for the scrape.
 func checkDelivery(t *testing.T, what string, cfg map[string]any) {
 	exporters, _ := cfg["exporters"].(map[string]any)
 	for name, e := range exporters {
 		if name == "debug" {
+			continue
+		}
+		if name == "prometheus" || strings.HasPrefix(name, "prometheus/") {
+			if hasKey(e, "sending_queue") || hasKey(e, "retry_on_failure") {
+				t.Errorf("%s: the pull exporter %s with a queue or retries: %v", what, name, e)
+			}
 			continue
 		}
 		if strings.HasPrefix(name, "prometheus_remote_write") {
