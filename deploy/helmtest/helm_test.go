@@ -638,7 +638,8 @@ func TestConfigValueMerged(t *testing.T) {
 
 // TestSchemaRejects: values.schema.json refuses misspelt and invalid values.
 func TestSchemaRejects(t *testing.T) {
-	for _, set := range []string{"tolerationz=1", "exporters.otlp.protocol=udp", "nvml.collectionInterval=often", "gateway.replicaz=3", "kubelet.rootDir=relative/path"} {
+	for _, set := range []string{"tolerationz=1", "exporters.otlp.protocol=udp", "nvml.collectionInterval=often", "gateway.replicaz=3", "kubelet.rootDir=relative/path",
+		"exporters.prometheus.port=0", "exporters.prometheus.port=65536", "exporters.prometheus.metricExpiration=soon", "exporters.prometheus.enabeld=true"} {
 		if _, err := Template(t, "--set", set); err == nil {
 			t.Errorf("--set %s renders", set)
 		}

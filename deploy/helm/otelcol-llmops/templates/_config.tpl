@@ -45,6 +45,10 @@ type == "port" && !("llmops.io/scrape" in pod.annotations) && ({{ join " || " $m
 {{- $names = append $names "prometheus_remote_write/backend" -}}
 {{- end -}}
 {{- end -}}
+{{- /* Scraped per node: on the agents whether or not the gateway is on. */ -}}
+{{- if and $v.exporters.prometheus.enabled (eq .signal "metrics") -}}
+{{- $names = append $names "prometheus/scrape" -}}
+{{- end -}}
 {{- if and $v.exporters.alertmanager.enabled (eq .signal "incidents") -}}
 {{- $names = append $names "alertwebhook/alertmanager" -}}
 {{- end -}}
@@ -273,6 +277,28 @@ exporters:
     {{- include "otelcol-llmops.delivery" (dict "root" . "storage" "file_storage") | nindent 4 }}
   {{- else }}
   {{- include "otelcol-llmops.backendExporters" (dict "root" . "walDir" (printf "${env:LLMOPS_STATE_DIR:-%s}" $p.state)) | nindent 2 }}
+  {{- end }}
+  {{- if $v.exporters.prometheus.enabled }}
+  {{- $pr := $v.exporters.prometheus }}
+  {{- range $name, $port := $v.ports }}
+  {{- if eq (int $port) (int $pr.port) }}{{ fail (printf "exporters.prometheus.port %d is also ports.%s" (int $pr.port) $name) }}{{ end }}
+  {{- end }}
+  # /metrics for Prometheus to scrape (the ServiceMonitor's or PodMonitor's
+  # prom-data endpoint). On every interface rather than the pod IP alone:
+  # Prometheus reaches it from other nodes, over either address family of a
+  # dual-stack pod. Pull: no sending queue and no retries, each point is
+  # held in memory until it changes or expires.
+  prometheus/scrape:
+    endpoint: {{ printf "0.0.0.0:%d" (int $pr.port) | toJson }}
+    {{- if $pr.resourceToTelemetryConversion }}
+    # Every resource attribute as a label, but those already job and instance.
+    resource_constant_labels:
+      included: ["*"]
+      excluded: [service.name, service.instance.id, service.namespace]
+    {{- end }}
+    # Exemplars are only written in OpenMetrics.
+    enable_open_metrics: {{ $pr.enableOpenMetrics }}
+    metric_expiration: {{ $pr.metricExpiration }}
   {{- end }}
   {{- if $v.exporters.alertmanager.enabled }}
   {{- $am := $v.exporters.alertmanager }}

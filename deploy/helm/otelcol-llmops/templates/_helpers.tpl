@@ -90,3 +90,40 @@ podResources: /var/lib/kubelet/pod-resources
 profiles: /profiles
 state: /var/lib/otelcol-llmops
 {{- end -}}
+
+{{/*
+The second endpoint of the ServiceMonitor and of the PodMonitor: the node's
+metrics on prom-data (exporters.prometheus), at the interval of the first
+(dict: interval).
+
+honorLabels: true. It only decides labels that are both in what is scraped
+and on the target: the exposition's job and instance, which the exporter
+writes from service.namespace/service.name and service.instance.id of the
+resources that have them (metrics pushed over OTLP by the applications and
+engines; resource_constant_labels leaves service.* out for that reason), and
+which target_info is joined on. Kept, they are the series remote write
+produces (it maps service.* to job and instance the same way). With false,
+Prometheus would rename them exported_job and exported_instance and put the
+monitor's job and the agent's address on every series. The other resource
+attributes become hw_id, llm_engine_name, llm_engine_target, k8s_pod_name,
+k8s_namespace_name, k8s_node_name, ...: no target label (job, instance,
+namespace, service, pod, container, endpoint, node) is spelt like them, so
+they are labels either way. The k8s_* name the workload; the target's
+namespace, pod and container, added where the exposition has none, name the
+agent that served it. Series without service.name (nvml, llmengine, the
+derived and incident metrics) take the target's job and instance, and up is
+always the target's: up == 0 is this agent down. The cost: a point attribute
+spelt like a target label (pod, namespace, node) would replace that target
+label rather than become exported_<name>.
+*/}}
+{{- define "otelcol-llmops.dataEndpoint" -}}
+# The node's metrics (exporters.prometheus): the series keep their own job
+# and instance (honorLabels: the chart's README.md, "Prometheus: remote
+# write or scrape").
+- port: prom-data
+  interval: {{ .interval }}
+  honorLabels: true
+  relabelings:
+    - sourceLabels: [__meta_kubernetes_pod_node_name]
+      targetLabel: node
+{{- end -}}
