@@ -16,11 +16,10 @@ import (
 // Resource attributes of the Kubernetes node and cluster: the chart sets
 // k8s.node.name on everything an agent sends (nodeNameAttribute), and
 // k8s.cluster.name is the operator's to add (a resource processor, or the
-// chart's extra processors). The registry has no constant for them: they
-// are on no point the distribution itself writes.
+// chart's extra processors).
 const (
-	attrK8sClusterName = "k8s.cluster.name"
-	attrK8sNodeName    = "k8s.node.name"
+	attrK8sClusterName = spec.AttrK8sClusterName
+	attrK8sNodeName    = spec.AttrK8sNodeName
 )
 
 // Labels, as Prometheus spells them.

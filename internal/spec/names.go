@@ -101,7 +101,12 @@ const (
 	AttrK8sPodUID             = "k8s.pod.uid"
 	AttrK8sPodName            = "k8s.pod.name"
 	AttrK8sNamespaceName      = "k8s.namespace.name"
-	AttrK8sContainerName      = "k8s.container.name"
+	// Resource attributes of where an agent runs: the chart sets
+	// k8s.node.name on everything it sends; k8s.cluster.name is the
+	// operator's to add. Rules and dashboards select on both.
+	AttrK8sNodeName      = "k8s.node.name"
+	AttrK8sClusterName   = "k8s.cluster.name"
+	AttrK8sContainerName = "k8s.container.name"
 
 	AttrEngineName         = "llm.engine.name"
 	AttrEngineRank         = "llm.engine.rank"

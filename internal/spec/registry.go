@@ -287,6 +287,8 @@ var attributes = []Attribute{
 	{Name: AttrK8sPodUID, Type: TypeString, Origin: OriginSemconv, Description: "UID of the Kubernetes pod the process runs in."},
 	{Name: AttrK8sPodName, Type: TypeString, Origin: OriginSemconv, Description: "Name of the Kubernetes pod."},
 	{Name: AttrK8sNamespaceName, Type: TypeString, Origin: OriginSemconv, Description: "Namespace of the Kubernetes pod."},
+	{Name: AttrK8sNodeName, Type: TypeString, Origin: OriginSemconv, Description: "Resource: the node the agent runs on (set by the chart on everything an agent sends)."},
+	{Name: AttrK8sClusterName, Type: TypeString, Origin: OriginSemconv, Description: "Resource: the cluster, when the operator adds it (dashboards' cluster variable)."},
 	{Name: AttrK8sContainerName, Type: TypeString, Origin: OriginSemconv, Description: "Name of the container in the pod."},
 
 	{Name: AttrEngineName, Type: TypeString, Origin: OriginLLMOps, Description: "Inference engine that produced the point.",
