@@ -385,7 +385,13 @@ func TestErrors(t *testing.T) {
 	}{
 		{"missing", filepath.Join(dir, "nope.json.gz"), []string{"nope.json.gz", "no such file"}},
 		{"not json", write("notes.json", []byte("hello, world\n")), []string{"notes.json", "not a Kineto trace (not JSON)", "offset 0"}},
-		{"no events", write("empty.json", []byte(`{"schemaVersion": 1}`)), []string{"empty.json", "not a Kineto trace: no traceEvents"}},
+		{"no events", write("empty.json", []byte(`{"schemaVersion": 1}`)), []string{"empty.json", "not a Kineto trace: a JSON object with keys schemaVersion, no traceEvents", "Nsight Systems SQLite exports"}},
+		// An interrupted export leaves an empty file: saying "not JSON"
+		// of a .sqlite file sent people looking for a JSON problem.
+		{"empty sqlite", write("report.sqlite", nil), []string{"report.sqlite", "empty file (0 bytes)", "Kineto", "CUDA memory snapshots", "Nsight Systems SQLite exports"}},
+		// Valid JSON of another shape is not "malformed".
+		{"json array", write("numbers.json", []byte("[1, 2, 3]\n")), []string{"numbers.json", "not a Kineto trace: a JSON array of 3 elements", "offset 1"}},
+		{"traceEvents not an array", write("odd.json", []byte(`{"traceEvents": {"a": 1}, "deviceProperties": []}`)), []string{"odd.json", "not a Kineto trace: a JSON object with keys deviceProperties, traceEvents", "want an array"}},
 		{"truncated json", write("cut.json", raw[:len(raw)/2]), []string{"cut.json", "truncated JSON", "offset ", "unexpected end of input"}},
 		{"truncated gzip", write("cut.json.gz", gz.Bytes()[:gz.Len()/2]), []string{"cut.json.gz", "truncated file"}},
 		{"malformed", write("bad.json", []byte(`{"traceEvents": [{"ph": "X",, }]}`)), []string{"bad.json", "malformed JSON", "offset 28 (line 1)"}},

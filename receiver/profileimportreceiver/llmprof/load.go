@@ -72,6 +72,11 @@ func parse(path string, opts profile.Options, prog *progress) (*profile.Builder,
 	if fi.IsDir() {
 		return nil, kineto.Metadata{}, &importError{fmt.Errorf("%s: is a directory, not a trace file", path)}
 	}
+	if fi.Size() == 0 {
+		// Whatever its name says (an nsys export interrupted before it
+		// wrote anything is one), there is nothing in it.
+		return nil, kineto.Metadata{}, &importError{fmt.Errorf("%s: empty file (0 bytes); %s", path, formatsRead)}
+	}
 	cr := &countingReader{r: f}
 	// The caller stops the bar once the builder is done too.
 	prog.start(path, fi.Size(), &cr.n)
@@ -90,7 +95,11 @@ func parse(path string, opts profile.Options, prog *progress) (*profile.Builder,
 	if md.Events == 0 {
 		// Valid JSON, but nothing a profiler wrote: saying so beats an
 		// empty summary that looks like an idle GPU.
-		return nil, md, &importError{fmt.Errorf("%s: not a Kineto trace: no traceEvents", path)}
+		what := sniffJSONShape(path)
+		if what == "" {
+			what = "JSON with no traceEvents"
+		}
+		return nil, md, &importError{fmt.Errorf("%s: not a Kineto trace: %s, no traceEvents; %s", path, what, formatsRead)}
 	}
 	return b, md, nil
 }
@@ -101,10 +110,15 @@ func describeParseError(path string, md kineto.Metadata, err error) error {
 	var se *kineto.SyntaxError
 	switch {
 	case errors.As(err, &se) && se.Offset == 0:
-		return fmt.Errorf("%s: not a Kineto trace (not JSON): %w", path, err)
+		return fmt.Errorf("%s: not a Kineto trace (not JSON); %s: %w", path, formatsRead, err)
 	case errors.As(err, &se) && strings.Contains(se.Msg, "end of input"):
 		return fmt.Errorf("%s: truncated JSON (was the profiler still writing it?), %d events read: %w", path, md.Events, err)
 	case errors.As(err, &se):
+		// Valid JSON of another shape (a metrics dump, a config) is not
+		// broken: say what it is rather than "malformed".
+		if what := sniffJSONShape(path); what != "" {
+			return fmt.Errorf("%s: not a Kineto trace: %s; %s: %w", path, what, formatsRead, err)
+		}
 		return fmt.Errorf("%s: malformed JSON: %w", path, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%s: truncated file (gzip stream ends early), %d events read: %w", path, md.Events, err)

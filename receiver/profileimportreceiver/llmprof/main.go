@@ -1,6 +1,7 @@
 // Package llmprof is the `llmprof` command: PyTorch profiler (Kineto)
-// traces read at a terminal with the profileimport receiver's own import
-// code, so that what it prints is what the collector would emit.
+// traces, CUDA memory snapshots and Nsight Systems exports read at a
+// terminal with the profileimport receiver's own import code, so that what
+// it prints is what the collector would emit.
 //
 //	llmprof summary FILE [--json] [--top N]
 //	llmprof diff BASE NEW [--json] [--top N] [--by gpu|memory]
@@ -29,8 +30,9 @@
 // Exit codes:
 //
 //	0  success
-//	1  a file could not be imported (missing, not a Kineto trace, truncated
-//	   or malformed JSON: the message names the file and the position)
+//	1  a file could not be imported (missing, empty, none of the three
+//	   formats, truncated or malformed: the message names the file, what it
+//	   is, and the position)
 //	2  usage error (unknown command or flag, missing argument)
 //	3  export failed (endpoint unreachable, refused or rejected data)
 package llmprof
@@ -56,7 +58,8 @@ const (
 	ExitExportFailed = 3
 )
 
-const usage = `llmprof — PyTorch profiler (Kineto) traces at the terminal
+const usage = `llmprof — GPU profiles at the terminal: PyTorch profiler (Kineto) traces,
+CUDA memory snapshots and Nsight Systems exports
 
 Usage:
   llmprof summary FILE [--json] [--top N]
@@ -72,12 +75,17 @@ Usage:
   llmprof help
       This text.
 
-FILE is a Kineto trace (.json or .json.gz). Flags may come before or after
-the files. --top N (default 10; 0 = all) bounds each table.
+FILE is any of the three formats the profileimport receiver reads, told
+apart by content: a PyTorch profiler (Kineto) trace (.json or .json.gz), a
+CUDA memory snapshot (.pickle, from torch.cuda.memory._dump_snapshot) or an
+Nsight Systems SQLite export (nsys export --type sqlite). diff compares two
+files of one format. Flags may come before or after the files. --top N
+(default 10; 0 = all) bounds each table.
 
 Exit codes:
   0  success
-  1  a file could not be imported (missing, not a Kineto trace, truncated)
+  1  a file could not be imported (missing, empty, none of the three
+     formats, truncated)
   2  usage error
   3  export failed
 `
