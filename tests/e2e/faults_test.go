@@ -5,7 +5,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +20,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"google.golang.org/grpc"
+	// The otlp exporter compresses with gzip by default.
+	_ "google.golang.org/grpc/encoding/gzip"
 
 	"github.com/llmops-otel/otelcol-llmops/tests/harness"
 )
@@ -339,3 +348,224 @@ func TestFaultBackendOutage(t *testing.T) {
 		t.Errorf("%d points at the backend that were never sent", extra)
 	}
 }
+
+// slowMetricsServer is an OTLP/gRPC backend that answers every request
+// after faultSlowAnswer: the environment under test, not synchronisation.
+type slowMetricsServer struct {
+	pmetricotlp.UnimplementedGRPCServer
+	delay    time.Duration
+	mu       sync.Mutex
+	answered int
+}
+
+func (s *slowMetricsServer) Export(ctx context.Context, req pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
+	select {
+	case <-ctx.Done():
+		return pmetricotlp.NewExportResponse(), ctx.Err()
+	case <-time.After(s.delay):
+	}
+	s.mu.Lock()
+	s.answered++
+	s.mu.Unlock()
+	return pmetricotlp.NewExportResponse(), nil
+}
+
+// procStatusKiB reads a field (VmRSS, RssAnon) of /proc/<pid>/status in KiB.
+func procStatusKiB(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			return strconv.ParseInt(f[0], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// queueGauges scrapes the agent's own telemetry for the metrics exporter's
+// otelcol_exporter_queue_size and _capacity.
+func queueGauges(port int) (size, capacity float64, err error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, 0, err
+	}
+	found := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.Contains(line, `data_type="metrics"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, perr := strconv.ParseFloat(f[len(f)-1], 64)
+		if perr != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "otelcol_exporter_queue_size{"):
+			size = v
+			found++
+		case strings.HasPrefix(line, "otelcol_exporter_queue_capacity{"):
+			capacity = v
+			found++
+		}
+	}
+	if found < 2 {
+		return 0, 0, fmt.Errorf("otelcol_exporter_queue_size/capacity for metrics not in the agent's telemetry")
+	}
+	return size, capacity, nil
+}
+
+// TestFaultSlowBackend: the backend answers every request after 5s while a
+// steady stream (20 requests of 100 points a second) flows into the agent
+// for faultSlowRun. The agent's RSS, sampled every second, must level off
+// and stay under an absolute cap, and the sending queue must never exceed
+// its capacity: a full queue refuses data instead of growing.
+func TestFaultSlowBackend(t *testing.T) {
+	const (
+		faultSlowRun    = 60 * time.Second
+		faultSlowAnswer = 5 * time.Second
+		window          = 20 * time.Second
+		queueSize       = 1000 // the chart's exporters.queueSize
+		rssCapMiB       = 300
+		growthFactor    = 1.3
+		growthSlackMiB  = 8
+		pointsPerReq    = 100
+	)
+	start := time.Now()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := &slowMetricsServer{delay: faultSlowAnswer}
+	srv := grpc.NewServer()
+	pmetricotlp.RegisterGRPCServer(srv, slow)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	grpcPort, healthPort, telemetryPort := harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)
+	agent := harness.StartCollector(t, harness.Options{
+		Name: "agent",
+		// A timeout above the backend's answer time: slow, not failing.
+		Config:     faultAgentConfig(grpcPort, healthPort, telemetryPort, lis.Addr().String(), t.TempDir(), queueSize, 10*time.Second),
+		HealthPort: healthPort,
+	})
+	client := pmetricotlp.NewGRPCClient(dial(t, fmt.Sprintf("127.0.0.1:%d", grpcPort)))
+
+	stop, done := make(chan struct{}), make(chan struct{})
+	var accepted, refused int
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(faultPace)
+		defer tick.Stop()
+		for seq := int64(1); ; seq++ {
+			md := seqMetrics(seq)
+			dps := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints()
+			for i := 1; i < pointsPerReq; i++ {
+				dp := dps.AppendEmpty()
+				dps.At(0).CopyTo(dp)
+				dp.Attributes().PutInt("i", int64(i))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err := client.Export(ctx, pmetricotlp.NewExportRequestFromMetrics(md))
+			cancel()
+			if err != nil {
+				refused++
+			} else {
+				accepted++
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	stopSender := sync.OnceFunc(func() { close(stop); <-done })
+	t.Cleanup(stopSender)
+
+	type sample struct {
+		at              time.Duration
+		rss, anon       int64 // KiB
+		queue, capacity float64
+	}
+	var samples []sample
+	pid := agent.Pid()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	runStart := time.Now()
+	for time.Since(runStart) < faultSlowRun {
+		select {
+		case <-agent.Exited():
+			t.Fatal("the agent exited under a slow backend")
+		case <-tick.C:
+		}
+		rss, err := procStatusKiB(pid, "VmRSS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		anon, err := procStatusKiB(pid, "RssAnon")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, c, err := queueGauges(telemetryPort)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, sample{time.Since(runStart), rss, anon, q, c})
+		if q > c {
+			t.Errorf("at %s the queue holds %g requests, above its capacity %g", time.Since(runStart).Round(time.Second), q, c)
+		}
+	}
+	stopSender()
+
+	var firstMax, lastMax, maxRSS, maxAnon int64
+	var maxQueue, capacity float64
+	for _, s := range samples {
+		if s.at <= window {
+			firstMax = max(firstMax, s.rss)
+		}
+		if s.at >= faultSlowRun-window {
+			lastMax = max(lastMax, s.rss)
+		}
+		maxRSS, maxAnon = max(maxRSS, s.rss), max(maxAnon, s.anon)
+		maxQueue, capacity = max(maxQueue, s.queue), s.capacity
+	}
+	slow.mu.Lock()
+	answered := slow.answered
+	slow.mu.Unlock()
+	t.Logf("%d samples; VmRSS max first %s: %.1f MiB, last %s: %.1f MiB, overall %.1f MiB (RssAnon max %.1f MiB); queue max %g of capacity %g",
+		len(samples), window, mib(firstMax), window, mib(lastMax), mib(maxRSS), mib(maxAnon), maxQueue, capacity)
+	t.Logf("requests accepted by the agent %d, refused %d (queue full); answered by the slow backend %d; test ran %s",
+		accepted, refused, answered, time.Since(start).Round(time.Second))
+	if limit := mib(firstMax)*growthFactor + growthSlackMiB; mib(lastMax) > limit {
+		t.Errorf("RSS grows: the last %s peaked at %.1f MiB, above %.1f MiB (first %s's peak %.1f MiB × %.1f + %d MiB)",
+			window, mib(lastMax), limit, window, mib(firstMax), growthFactor, growthSlackMiB)
+	}
+	if mib(maxRSS) > rssCapMiB {
+		t.Errorf("RSS peaked at %.1f MiB, above the cap of %d MiB", mib(maxRSS), rssCapMiB)
+	}
+	// Slow, not broken: the exporter's requests must get through (a
+	// backend that refuses them would leave the queue empty and prove
+	// nothing).
+	if answered == 0 {
+		t.Error("the slow backend answered no request: the agent's exports never got through")
+	}
+	if capacity != queueSize {
+		t.Errorf("queue capacity %g, want the configured %d", capacity, queueSize)
+	}
+}
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }
