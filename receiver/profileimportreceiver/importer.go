@@ -46,6 +46,7 @@ type importer struct {
 	pending  map[string]observation // path → last observation, while settling
 	done     map[string]bool        // keys imported or failed this run (storage-less memory)
 	inflight map[string]bool        // keys being imported now: never started twice
+	progress map[string]progress    // keys partly handed downstream (also in storage)
 	sem      chan struct{}
 
 	cancel context.CancelFunc
@@ -65,7 +66,7 @@ func newImporter(cfg *Config, set receiver.Settings) (*importer, error) {
 		return nil, err
 	}
 	return &importer{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, warn: ratelimit.New(time.Minute),
-		pending: map[string]observation{}, done: map[string]bool{}, inflight: map[string]bool{}, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
+		pending: map[string]observation{}, done: map[string]bool{}, inflight: map[string]bool{}, progress: map[string]progress{}, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
 func (im *importer) setTraces(c consumer.Traces)   { im.mu.Lock(); im.traces = c; im.mu.Unlock() }
@@ -250,6 +251,75 @@ func (im *importer) remember(ctx context.Context, key, outcome string) {
 	}
 }
 
+// progress is how much of one file's import a pipeline has already taken:
+// the span batches (in FinishBatches' order, which is the same on every
+// import of the same file, with the same ids), then the metrics and the
+// logs. It is recorded after each of them is accepted, in storage when
+// there is one, so that an import interrupted by a refusing pipeline or a
+// killed agent resumes where it stopped instead of sending the first
+// batches again: behind an exporter with a persistent queue, a profile is
+// imported exactly once. (The one gap: killed between a batch's acceptance
+// and its record, that one batch is sent again.)
+type progress struct {
+	batches       int
+	metrics, logs bool
+}
+
+func progressKey(key string) string { return "progress|" + key }
+
+func (p progress) String() string { return fmt.Sprintf("%d|%t|%t", p.batches, p.metrics, p.logs) }
+
+func parseProgress(s string) (progress, bool) {
+	var p progress
+	_, err := fmt.Sscanf(s, "%d|%t|%t", &p.batches, &p.metrics, &p.logs)
+	return p, err == nil && p.batches >= 0
+}
+
+// loadProgress is where an earlier, interrupted import of this version of
+// the file stopped (zero when none).
+func (im *importer) loadProgress(ctx context.Context, key string) progress {
+	im.mu.Lock()
+	p, ok := im.progress[key]
+	im.mu.Unlock()
+	if ok || im.client == nil {
+		return p
+	}
+	v, err := im.client.Get(ctx, progressKey(key))
+	if err != nil || v == nil {
+		return progress{}
+	}
+	if p, ok = parseProgress(string(v)); !ok {
+		im.logger.Warn("unreadable import progress in storage; importing the file from its start", zap.String("key", key), zap.ByteString("progress", v))
+		p = progress{}
+	}
+	im.mu.Lock()
+	im.progress[key] = p // so that clearProgress deletes the stored record
+	im.mu.Unlock()
+	return p
+}
+
+func (im *importer) saveProgress(ctx context.Context, key string, p progress) {
+	im.mu.Lock()
+	im.progress[key] = p
+	im.mu.Unlock()
+	if im.client != nil {
+		if err := im.client.Set(ctx, progressKey(key), []byte(p.String())); err != nil {
+			im.logger.Warn("could not record the import's progress in storage; after a restart its first batches may be sent again",
+				zap.String("key", key), zap.Error(err))
+		}
+	}
+}
+
+func (im *importer) clearProgress(ctx context.Context, key string) {
+	im.mu.Lock()
+	_, had := im.progress[key]
+	delete(im.progress, key)
+	im.mu.Unlock()
+	if im.client != nil && had {
+		_ = im.client.Delete(ctx, progressKey(key))
+	}
+}
+
 // spanBatchSize is the most spans importFile hands the traces consumer at
 // once: a large profile's spans go downstream batch by batch rather than
 // all held at once. Each batch is garbage once consumed; 2,000 rather than
@@ -272,38 +342,67 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 	im.mu.Unlock()
 	// Spans go downstream in batches as they are built, so that the whole
 	// profile is never held at once; metrics and logs follow the last batch.
-	spans := 0
+	// What an interrupted earlier import already handed over is skipped.
+	prog := im.loadProgress(ctx, key)
+	resumedAt := prog
+	spans, skipped, batch := 0, 0, 0
 	var consumeErr error
 	md, ld, fields, err := produce(func(td ptrace.Traces) error {
 		spans += td.SpanCount()
+		batch++
 		if traces == nil || td.SpanCount() == 0 {
 			return nil
 		}
+		if batch <= prog.batches {
+			skipped += td.SpanCount()
+			return nil
+		}
 		consumeErr = traces.ConsumeTraces(ctx, td)
+		if consumeErr == nil {
+			prog.batches = batch
+			im.saveProgress(ctx, key, prog)
+		}
 		return consumeErr
 	})
 	if err != nil && consumeErr == nil {
+		im.clearProgress(ctx, key)
 		im.fail(ctx, path, key, err)
 		return
 	}
 	var errs []error
 	if consumeErr == nil {
-		if metrics != nil && md.DataPointCount() > 0 {
-			errs = append(errs, metrics.ConsumeMetrics(ctx, md))
+		if metrics != nil && md.DataPointCount() > 0 && !prog.metrics {
+			if err := metrics.ConsumeMetrics(ctx, md); err != nil {
+				errs = append(errs, err)
+			} else {
+				prog.metrics = true
+				im.saveProgress(ctx, key, prog)
+			}
 		}
-		if logs != nil && ld.LogRecordCount() > 0 {
-			errs = append(errs, logs.ConsumeLogs(ctx, ld))
+		if logs != nil && ld.LogRecordCount() > 0 && !prog.logs && len(errs) == 0 {
+			if err := logs.ConsumeLogs(ctx, ld); err != nil {
+				errs = append(errs, err)
+			} else {
+				prog.logs = true
+				im.saveProgress(ctx, key, prog)
+			}
 		}
 	}
 	if err := errors.Join(append(errs, consumeErr)...); err != nil {
-		// The pipeline refused the data (e.g. memory_limiter): try again
-		// on a later poll rather than losing the profile. A refused span
-		// batch stops the import there (later batches, metrics and logs
-		// are not sent); batches already sent are sent again on retry.
-		im.logger.Warn("the pipeline refused an imported "+kind+"; it will be retried", zap.String("file", path), zap.Error(err))
+		// The pipeline refused the data (e.g. memory_limiter, a full
+		// sending queue): try again on a later poll rather than losing the
+		// profile. A refused span batch stops the import there (later
+		// batches, metrics and logs are not sent); the retry resumes after
+		// what was accepted.
+		im.logger.Warn("the pipeline refused an imported "+kind+"; it will be retried from where it stopped", zap.String("file", path),
+			zap.Int("span_batches_accepted", prog.batches), zap.Error(err))
 		return
 	}
+	if resumedAt != (progress{}) {
+		fields = append(fields, zap.Int("spans_sent_before", skipped), zap.Int("resumed_after_batches", resumedAt.batches))
+	}
 	im.remember(ctx, key, "imported")
+	im.clearProgress(ctx, key)
 	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
 	im.logger.Info(kind+" imported", append([]zap.Field{zap.String("file", path), zap.Int("spans", spans),
 		zap.Int("memory_points", md.DataPointCount()), zap.Int("log_records", ld.LogRecordCount()),
