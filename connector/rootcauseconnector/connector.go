@@ -42,6 +42,12 @@ type diagnoser struct {
 	spansEvicted  int64 // what the spans-evicted counter last reported
 	// The incidents as metrics (incident_metrics.go).
 	incMetrics incidentMetricsState
+	// pending holds incident records the logs pipeline refused (its
+	// exporters' sending queues full), offered again before the next
+	// evaluation's records: an incident that explains an outage must not be
+	// lost because the backend was down for longer than the queue lasts.
+	// Only the ticker's goroutine touches it.
+	pending plog.Logs
 
 	// wiring is set while the collector builds the pipelines, before any
 	// Start: which pairs exist decides who ingests metrics and where
@@ -80,7 +86,7 @@ func newDiagnoser(cfg *Config, set connector.Settings) (*diagnoser, error) {
 		return nil, err
 	}
 	d := &diagnoser{cfg: cfg, logger: set.Logger, telemetry: tb, now: time.Now,
-		incidents: map[string]*incident{}, exemplars: map[*subject]exemplarRef{}, rulesByMetric: map[string][]int{}}
+		incidents: map[string]*incident{}, exemplars: map[*subject]exemplarRef{}, rulesByMetric: map[string][]int{}, pending: plog.NewLogs()}
 	d.incMetrics.start = d.nowNanos()
 	for i, r := range cfg.Rules {
 		d.rulesByMetric[r.Metric] = append(d.rulesByMetric[r.Metric], i)
@@ -146,6 +152,26 @@ func (d *diagnoser) tick(now time.Time) {
 	if resolved > 0 {
 		d.telemetry.RootcauseIncidentsResolved.Add(ctx, int64(resolved))
 	}
+	d.deliverIncidents(ctx, ld)
+}
+
+// maxPendingIncidentRecords bounds the incident records kept while the logs
+// pipeline refuses them: at one record per incident change, thousands of
+// incidents' worth; a record is a few hundred bytes.
+const maxPendingIncidentRecords = 4096
+
+// deliverIncidents hands the records still pending, then ld, to the logs
+// pipeline. If it refuses them (a full sending queue, a memory_limiter),
+// they are all kept, oldest dropped past maxPendingIncidentRecords, and
+// offered again at the next evaluation. The pipeline's exporters that had
+// already taken them then see them twice: at least once, never a gap.
+func (d *diagnoser) deliverIncidents(ctx context.Context, ld plog.Logs) {
+	if d.pending.LogRecordCount() > 0 {
+		if ld.LogRecordCount() > 0 {
+			ld.ResourceLogs().MoveAndAppendTo(d.pending.ResourceLogs())
+		}
+		ld, d.pending = d.pending, plog.NewLogs()
+	}
 	if ld.LogRecordCount() == 0 {
 		return
 	}
@@ -156,9 +182,40 @@ func (d *diagnoser) tick(now time.Time) {
 		d.logger.Warn("rootcause has incidents to report but is the receiver of no logs pipeline", zap.Int("records", ld.LogRecordCount()))
 		return
 	}
-	if err := next.ConsumeLogs(ctx, ld); err != nil {
-		d.logger.Warn("could not hand incidents to the logs pipeline", zap.Error(err))
+	err := next.ConsumeLogs(ctx, ld)
+	if err == nil {
+		return
 	}
+	dropped := dropOldestRecords(ld, ld.LogRecordCount()-maxPendingIncidentRecords)
+	kept := ld.LogRecordCount()
+	d.pending = ld
+	d.telemetry.RootcauseIncidentRecordsRetried.Add(ctx, int64(kept))
+	if dropped > 0 {
+		d.telemetry.RootcauseIncidentRecordsDropped.Add(ctx, int64(dropped))
+	}
+	d.logger.Warn("the logs pipeline refused incident records; kept to offer again at the next evaluation",
+		zap.Int("kept", kept), zap.Int("dropped_oldest", dropped), zap.Error(err))
+}
+
+// dropOldestRecords removes the first n log records of ld (records are
+// appended in evaluation order, so the first are the oldest) and returns
+// how many it removed.
+func dropOldestRecords(ld plog.Logs, n int) int {
+	removed := 0
+	ld.ResourceLogs().RemoveIf(func(rl plog.ResourceLogs) bool {
+		rl.ScopeLogs().RemoveIf(func(sl plog.ScopeLogs) bool {
+			sl.LogRecords().RemoveIf(func(plog.LogRecord) bool {
+				if removed < n {
+					removed++
+					return true
+				}
+				return false
+			})
+			return sl.LogRecords().Len() == 0
+		})
+		return rl.ScopeLogs().Len() == 0
+	})
+	return removed
 }
 
 // evaluateAt runs one evaluation (tests call it with their own clock).

@@ -23,14 +23,16 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                      metric.Meter
-	mu                         sync.Mutex
-	registrations              []metric.Registration
-	RootcauseIncidentsFired    metric.Int64Counter
-	RootcauseIncidentsResolved metric.Int64Counter
-	RootcauseSpansEvicted      metric.Int64Counter
-	RootcauseSubjects          metric.Int64UpDownCounter
-	RootcauseSubjectsEvicted   metric.Int64Counter
+	meter                           metric.Meter
+	mu                              sync.Mutex
+	registrations                   []metric.Registration
+	RootcauseIncidentRecordsDropped metric.Int64Counter
+	RootcauseIncidentRecordsRetried metric.Int64Counter
+	RootcauseIncidentsFired         metric.Int64Counter
+	RootcauseIncidentsResolved      metric.Int64Counter
+	RootcauseSpansEvicted           metric.Int64Counter
+	RootcauseSubjects               metric.Int64UpDownCounter
+	RootcauseSubjectsEvicted        metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -62,6 +64,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.RootcauseIncidentRecordsDropped, err = builder.meter.Int64Counter(
+		"otelcol_rootcause_incident_records_dropped",
+		metric.WithDescription("Incident records dropped, oldest first, because more than 4,096 waited for the logs pipeline (it refused them for that long). [Development]"),
+		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.RootcauseIncidentRecordsRetried, err = builder.meter.Int64Counter(
+		"otelcol_rootcause_incident_records_retried",
+		metric.WithDescription("Incident records the logs pipeline refused (a full sending queue) and that are offered again at the next evaluation. [Development]"),
+		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.RootcauseIncidentsFired, err = builder.meter.Int64Counter(
 		"otelcol_rootcause_incidents_fired",
 		metric.WithDescription("Incidents that started firing. [Development]"),

@@ -19,11 +19,19 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.RootcauseIncidentRecordsDropped.Add(context.Background(), 1)
+	tb.RootcauseIncidentRecordsRetried.Add(context.Background(), 1)
 	tb.RootcauseIncidentsFired.Add(context.Background(), 1)
 	tb.RootcauseIncidentsResolved.Add(context.Background(), 1)
 	tb.RootcauseSpansEvicted.Add(context.Background(), 1)
 	tb.RootcauseSubjects.Add(context.Background(), 1)
 	tb.RootcauseSubjectsEvicted.Add(context.Background(), 1)
+	AssertEqualRootcauseIncidentRecordsDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualRootcauseIncidentRecordsRetried(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualRootcauseIncidentsFired(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
