@@ -26,7 +26,11 @@
 // pickle memo; JSON repeats them); a list of trace entries replays each
 // batch of entries as it is appended, so entries are never kept. MaxBytes
 // bounds the (decompressed) input and lengths are checked against it before
-// anything is allocated.
+// anything is allocated. What the decoders build is accounted as it is
+// built: holding more than 4 MiB + 8× the input read so far fails the
+// import (ErrMemoryBudget, with the limit and the byte offset), so a file
+// of opcodes that each build much more than they weigh (millions of empty
+// lists) is refused after a few MiB.
 //
 // # Definitions
 //
