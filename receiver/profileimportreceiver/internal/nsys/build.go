@@ -258,7 +258,6 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 	res := Result{Metrics: pmetric.NewMetrics(), Logs: plog.NewLogs()}
 	im.link()
 	nodes := im.nodes
-	off := im.timeOff
 
 	// Window, processes and the main process (most events).
 	winStart, winEnd, first := int64(0), int64(0), true
@@ -289,6 +288,8 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 			mainPid, best = pid, n
 		}
 	}
+	im.clock(winStart, !first)
+	off := im.timeOff
 	winStart += off
 	winEnd += off
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -51,13 +52,19 @@ type Result struct {
 // Time bases of Summary.TimeBase.
 const (
 	// TimeSessionUTC: timestamps are TARGET_INFO_SESSION_START_TIME.utcEpochNs
-	// + start (the export's timestamps are relative to the session start).
+	// + (start - ANALYSIS_DETAILS.startTime, 0 without it): the export's
+	// timestamps count from the session start.
 	TimeSessionUTC = "session_start_utc"
-	// TimeAsIs: the export has no session start time, or says its
-	// timestamps are not normalised to it; start is used as-is, so the
-	// spans are not on the wall clock.
+	// TimeAsIs: start is used as-is: either the export has no session
+	// start time (the spans are then relative to the session start, not on
+	// the wall clock), or its times are already wall-clock.
 	TimeAsIs = "as_is"
 )
+
+// wallClockFloor is 2001-09-09 in Unix ns: an export whose events start
+// past it already holds wall-clock times (e.g. shifted with --ts-shift),
+// while times since the session start or since boot are far below it.
+const wallClockFloor = int64(1_000_000_000_000_000_000)
 
 // Summary counts what the export held and what was emitted.
 type Summary struct {
@@ -79,9 +86,11 @@ type Summary struct {
 	KernelsWithoutLauncher int64            `json:"kernels_without_launcher"`
 	TimeBase               string           `json:"time_base"`        // TimeSessionUTC or TimeAsIs
 	SessionStartNs         int64            `json:"session_start_ns"` // utcEpochNs (0: unknown)
-	UnmatchedFrees         int64            `json:"unmatched_frees"`
-	OutstandingBytes       int64            `json:"outstanding_bytes"` // device memory allocated and not freed, all processes
-	LeakSuspects           int              `json:"leak_suspects"`
+	// Clock says, for a person, which clock the spans are on and why.
+	Clock            string `json:"clock"`
+	UnmatchedFrees   int64  `json:"unmatched_frees"`
+	OutstandingBytes int64  `json:"outstanding_bytes"` // device memory allocated and not freed, all processes
+	LeakSuspects     int    `json:"leak_suspects"`
 	// Notes says what the export lacked and how that changed the import
 	// (missing tables or columns, time base).
 	Notes []string `json:"notes,omitempty"`
@@ -215,8 +224,14 @@ type importer struct {
 	links  []reqLink
 	mems   []memEvent
 	pnames map[int64]string // pid -> process name (PROCESSES)
-	// timeOff is added to every timestamp in the file.
+	// timeOff is added to every timestamp in the file (see clock).
 	timeOff int64
+	// From readMeta: the session start (in sum.SessionStartNs), where the
+	// session starts on the export's clock, and the normalisation flag as
+	// "NAME=value" ("" when absent).
+	hasStart, hasBase bool
+	base              int64
+	normalize         string
 }
 
 func (im *importer) note(format string, args ...any) {
@@ -247,10 +262,11 @@ func (im *importer) read() error {
 	return im.readMemory()
 }
 
-// readMeta reads the schema version, the session start and whether the
-// timestamps are relative to it.
+// readMeta reads the schema version, the session start, where the session
+// starts on the export's own clock (ANALYSIS_DETAILS) and what the export
+// says of normalisation (for the clock description only: normalised or
+// not, nsys times count from the session start; see clock).
 func (im *importer) readMeta() error {
-	normalised := true
 	if im.s.has(tMetaExport) {
 		err := scan(im.db, im.s, im.name, tMetaExport, []string{"name", "value"}, func(v []any) error {
 			k, val := str(v[0], nil), strings.TrimSpace(str(v[1], nil))
@@ -260,14 +276,9 @@ func (im *importer) readMeta() error {
 			switch {
 			case k == "EXPORT_SCHEMA_VERSION":
 				im.sum.SchemaVersion = val
-			case strings.Contains(strings.ToUpper(k), "NORMALIZ"):
-				// nsys export --ts-normalize=false leaves the timestamps on
-				// the capture's clock rather than relative to the session
-				// start: adding utcEpochNs would then be wrong.
-				switch strings.ToLower(val) {
-				case "0", "false", "no", "off":
-					normalised = false
-				}
+			case strings.Contains(strings.ToUpper(k), "NORMALIZ") && im.normalize == "":
+				// EXPORT_PARAM_TIME_NORMALIZE (nsys export --ts-normalize).
+				im.normalize = k + "=" + val
 			}
 			return nil
 		})
@@ -277,33 +288,58 @@ func (im *importer) readMeta() error {
 	} else {
 		im.note("no %s table: schema version unknown", tMetaExport)
 	}
-	im.sum.TimeBase = TimeAsIs
+	if im.s.has(tAnalysis) && im.s.col(tAnalysis, "startTime") {
+		err := scan(im.db, im.s, im.name, tAnalysis, []string{"startTime"}, func(v []any) error {
+			if n, ok := asInt(v[0]); ok && !im.hasBase {
+				im.base, im.hasBase = n, true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	if !im.s.has(tSessionStart) || !im.s.col(tSessionStart, "utcEpochNs") {
-		im.note("no %s.utcEpochNs: timestamps are used as they are in the file (relative to the session start, not wall-clock time)", tSessionStart)
 		return nil
 	}
-	var start int64
-	found := false
-	err := scan(im.db, im.s, im.name, tSessionStart, []string{"utcEpochNs"}, func(v []any) error {
-		if n, ok := asInt(v[0]); ok && !found {
-			start, found = n, true
+	return scan(im.db, im.s, im.name, tSessionStart, []string{"utcEpochNs"}, func(v []any) error {
+		if n, ok := asInt(v[0]); ok && !im.hasStart && n > 0 {
+			im.sum.SessionStartNs, im.hasStart = n, true
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	im.sum.SessionStartNs = start
+}
+
+// clock decides the offset added to the export's times, from the earliest
+// time in the file (hasEvents is false when it holds none), and says which
+// clock that puts the spans on (Summary.TimeBase, Clock, Notes).
+//
+// nsys writes times in nanoseconds from the start of the session, whether
+// the export is normalised (EXPORT_PARAM_TIME_NORMALIZE) or not: adding
+// the session's wall-clock start (TARGET_INFO_SESSION_START_TIME.utcEpochNs)
+// gives wall-clock times. ANALYSIS_DETAILS.startTime, when present, is where
+// the session starts on the export's clock and is subtracted first. Times
+// already past wallClockFloor are wall-clock and kept.
+func (im *importer) clock(earliest int64, hasEvents bool) {
+	im.sum.TimeBase = TimeAsIs
 	switch {
-	case !found:
-		im.note("%s is empty: timestamps are used as they are in the file", tSessionStart)
-	case !normalised:
-		im.note("the export's timestamps are not normalised to the session start: they are used as they are in the file")
+	case hasEvents && earliest >= wallClockFloor:
+		im.sum.Clock = "as in the export: its times are already wall-clock"
+	case !im.hasStart:
+		im.sum.Clock = "times relative to session start: no start time in export"
+		im.note("no session start time (%s.utcEpochNs): span times are relative to the session start, not wall-clock time", tSessionStart)
 	default:
-		im.timeOff = start
+		im.timeOff = im.sum.SessionStartNs
+		if im.hasBase {
+			im.timeOff -= im.base
+		}
 		im.sum.TimeBase = TimeSessionUTC
+		how := im.normalize
+		if how == "" {
+			how = "the export does not say whether its times are normalised"
+		}
+		im.sum.Clock = "session start " + time.Unix(0, im.sum.SessionStartNs).UTC().Format(time.RFC3339Nano) + " + offset (" + how + ")"
 	}
-	return nil
 }
 
 func (im *importer) readStrings() error {

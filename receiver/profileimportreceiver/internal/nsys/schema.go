@@ -45,6 +45,7 @@ const (
 	tMemory       = "CUDA_GPU_MEMORY_USAGE_EVENTS"
 	tSessionStart = "TARGET_INFO_SESSION_START_TIME"
 	tMetaExport   = "META_DATA_EXPORT"
+	tAnalysis     = "ANALYSIS_DETAILS"
 	tProcesses    = "PROCESSES"
 	tEnumMemOper  = "ENUM_CUDA_DEV_MEM_EVENT_OPER"
 	tEnumMemKind  = "ENUM_CUDA_MEM_KIND"
@@ -96,7 +97,7 @@ func probe(db *sql.DB, name string) (schema, error) {
 		return nil, fmt.Errorf("%s: reading the SQLite schema: %w", name, err)
 	}
 	wanted := map[string]bool{tStrings: true, tKernel: true, tMemcpy: true, tMemset: true, tRuntime: true,
-		tNVTX: true, tMemory: true, tSessionStart: true, tMetaExport: true, tProcesses: true,
+		tNVTX: true, tMemory: true, tSessionStart: true, tMetaExport: true, tAnalysis: true, tProcesses: true,
 		tEnumMemOper: true, tEnumMemKind: true, tEnumMemcpy: true}
 	s := schema{}
 	for _, t := range tables {
