@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -266,5 +268,41 @@ func TestCppOnlyStacks(t *testing.T) {
 	assert.Contains(t, im.ooms[0].Body().Str(), "no Python frames recorded (C++ stack only)")
 	for _, lr := range append(im.leaks, im.ooms...) {
 		assert.NotContains(t, lr.Body().Str(), "torch::unwind")
+	}
+}
+
+var updateSeeds = flag.Bool("update-seeds", false, "rewrite testdata/fuzz/FuzzImport from fuzzSeeds")
+
+// fuzzSeeds are the bad inputs of this file, small, for FuzzImport's
+// committed corpus: the hostile lists (a few thousand, under the budget's
+// floor: the fuzzer grows them), and a snapshot each with Windows paths,
+// without time_us, and with C++ frames only.
+func fuzzSeeds(t *testing.T) map[string][]byte {
+	cpp := []jFrame{{"??", 0, "torch::unwind::unwind()"}, {"??", 0, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)"},
+		{"/pytorch/aten/src/ATen/native/cuda/Blas.cpp", 311, "at::native::structured_mm_out_cuda::impl(at::Tensor const&, at::Tensor const&, at::Tensor const&)"},
+		{"/usr/lib/libpython3.11.so.1.0", 0, "_PyEval_EvalFrameDefault"}}
+	win := []jFrame{{`D:\venv\Lib\site-packages\torch\functional.py`, 402, "split"}, {`D:\work\llm\model.py`, 42, "forward"}}
+	return map[string][]byte{
+		"hostile-lists-marked":   hostileLists(4096, true),
+		"hostile-lists-appended": hostileLists(4096, false),
+		"windows-paths":          snapJSON(t, [][]jFrame{win}, true),
+		"no-time-us":             snapJSON(t, [][]jFrame{{{"/app/model.py", 88, "remember"}}}, false),
+		"cpp-only":               snapJSON(t, [][]jFrame{cpp, cpp[:2]}, true),
+	}
+}
+
+// TestFuzzSeeds keeps testdata/fuzz/FuzzImport equal to fuzzSeeds.
+func TestFuzzSeeds(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzImport")
+	for name, b := range fuzzSeeds(t) {
+		body := "go test fuzz v1\n[]byte(" + strconv.Quote(string(b)) + ")\n"
+		path := filepath.Join(dir, name)
+		if *updateSeeds {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		}
+		got, err := os.ReadFile(path)
+		require.NoError(t, err, "go test -run TestFuzzSeeds -update-seeds")
+		assert.Equal(t, body, string(got), "%s is stale (go test -run TestFuzzSeeds -update-seeds)", path)
 	}
 }
