@@ -134,9 +134,14 @@ func ImportFile(path string, opts Options, batchSpans int, emit func(ptrace.Trac
 	if known == 0 {
 		return res, fmt.Errorf("%s: %w: an SQLite database without any of the tables nsys writes (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, CUDA_GPU_MEMORY_USAGE_EVENTS); export the report with `nsys export --type sqlite REPORT.nsys-rep`", path, errNotNsys)
 	}
-	im := &importer{db: db, s: s, name: path, opts: opts}
+	return importSource(sqlSource{db: db, s: s, name: path}, path, opts, batchSpans, emit)
+}
+
+// importSource imports the tables src reads (opts with its defaults).
+func importSource(src source, name string, opts Options, batchSpans int, emit func(ptrace.Traces) error) (Result, error) {
+	im := &importer{src: src, name: name, opts: opts}
 	if err := im.read(); err != nil {
-		return res, err
+		return Result{Metrics: pmetric.NewMetrics(), Logs: plog.NewLogs()}, err
 	}
 	return im.finish(batchSpans, emit)
 }
@@ -213,8 +218,7 @@ type memEvent struct {
 }
 
 type importer struct {
-	db   *sql.DB
-	s    schema
+	src  source
 	name string
 	opts Options
 	sum  Summary
@@ -267,8 +271,8 @@ func (im *importer) read() error {
 // says of normalisation (for the clock description only: normalised or
 // not, nsys times count from the session start; see clock).
 func (im *importer) readMeta() error {
-	if im.s.has(tMetaExport) {
-		err := scan(im.db, im.s, im.name, tMetaExport, []string{"name", "value"}, func(v []any) error {
+	if im.src.has(tMetaExport) {
+		err := im.src.scan(tMetaExport, []string{"name", "value"}, func(v []any) error {
 			k, val := str(v[0], nil), strings.TrimSpace(str(v[1], nil))
 			if k == "" {
 				return nil
@@ -288,8 +292,8 @@ func (im *importer) readMeta() error {
 	} else {
 		im.note("no %s table: schema version unknown", tMetaExport)
 	}
-	if im.s.has(tAnalysis) && im.s.col(tAnalysis, "startTime") {
-		err := scan(im.db, im.s, im.name, tAnalysis, []string{"startTime"}, func(v []any) error {
+	if im.src.has(tAnalysis) && im.src.col(tAnalysis, "startTime") {
+		err := im.src.scan(tAnalysis, []string{"startTime"}, func(v []any) error {
 			if n, ok := asInt(v[0]); ok && !im.hasBase {
 				im.base, im.hasBase = n, true
 			}
@@ -299,10 +303,10 @@ func (im *importer) readMeta() error {
 			return err
 		}
 	}
-	if !im.s.has(tSessionStart) || !im.s.col(tSessionStart, "utcEpochNs") {
+	if !im.src.has(tSessionStart) || !im.src.col(tSessionStart, "utcEpochNs") {
 		return nil
 	}
-	return scan(im.db, im.s, im.name, tSessionStart, []string{"utcEpochNs"}, func(v []any) error {
+	return im.src.scan(tSessionStart, []string{"utcEpochNs"}, func(v []any) error {
 		if n, ok := asInt(v[0]); ok && !im.hasStart && n > 0 {
 			im.sum.SessionStartNs, im.hasStart = n, true
 		}
@@ -317,9 +321,10 @@ func (im *importer) readMeta() error {
 // nsys writes times in nanoseconds from the start of the session, whether
 // the export is normalised (EXPORT_PARAM_TIME_NORMALIZE) or not: adding
 // the session's wall-clock start (TARGET_INFO_SESSION_START_TIME.utcEpochNs)
-// gives wall-clock times. ANALYSIS_DETAILS.startTime, when present, is where
-// the session starts on the export's clock and is subtracted first. Times
-// already past wallClockFloor are wall-clock and kept.
+// gives wall-clock times. ANALYSIS_DETAILS.startTime, when present (and
+// not after the first event), is where the session starts on the export's
+// clock and is subtracted first. Times already past wallClockFloor are
+// wall-clock and kept.
 func (im *importer) clock(earliest int64, hasEvents bool) {
 	im.sum.TimeBase = TimeAsIs
 	switch {
@@ -330,8 +335,14 @@ func (im *importer) clock(earliest int64, hasEvents bool) {
 		im.note("no session start time (%s.utcEpochNs): span times are relative to the session start, not wall-clock time", tSessionStart)
 	default:
 		im.timeOff = im.sum.SessionStartNs
-		if im.hasBase {
+		switch {
+		case !im.hasBase || im.base == 0:
+		case im.base > 0 && (!hasEvents || im.base <= earliest):
 			im.timeOff -= im.base
+		default:
+			// The session cannot start after its first event: the
+			// table is not on the events' clock.
+			im.note("%s.startTime %d is not before the first event (%d): not used", tAnalysis, im.base, earliest)
 		}
 		im.sum.TimeBase = TimeSessionUTC
 		how := im.normalize
@@ -344,11 +355,11 @@ func (im *importer) clock(earliest int64, hasEvents bool) {
 
 func (im *importer) readStrings() error {
 	im.strs = map[int64]string{}
-	if !im.s.has(tStrings) {
+	if !im.src.has(tStrings) {
 		im.note("no %s table: names stored as string ids are empty", tStrings)
 		return nil
 	}
-	return scan(im.db, im.s, im.name, tStrings, []string{"id", "value"}, func(v []any) error {
+	return im.src.scan(tStrings, []string{"id", "value"}, func(v []any) error {
 		if id, ok := asInt(v[0]); ok {
 			im.strs[id] = str(v[1], nil)
 		}
@@ -358,10 +369,10 @@ func (im *importer) readStrings() error {
 
 func (im *importer) readProcesses() error {
 	im.pnames = map[int64]string{}
-	if !im.s.has(tProcesses) {
+	if !im.src.has(tProcesses) {
 		return nil
 	}
-	return scan(im.db, im.s, im.name, tProcesses, []string{"pid", "name"}, func(v []any) error {
+	return im.src.scan(tProcesses, []string{"pid", "name"}, func(v []any) error {
 		if pid, ok := asInt(v[0]); ok {
 			if n := str(v[1], im.strs); n != "" {
 				im.pnames[pid] = n
@@ -378,12 +389,12 @@ const (
 )
 
 func (im *importer) readNVTX() error {
-	if !im.s.has(tNVTX) {
+	if !im.src.has(tNVTX) {
 		im.note("no %s table: no NVTX ranges, so no module paths", tNVTX)
 		return nil
 	}
-	hasType := im.s.col(tNVTX, "eventType")
-	return scan(im.db, im.s, im.name, tNVTX, []string{"start", "end", "globalTid", "text", "textId", "eventType"}, func(v []any) error {
+	hasType := im.src.col(tNVTX, "eventType")
+	return im.src.scan(tNVTX, []string{"start", "end", "globalTid", "text", "textId", "eventType"}, func(v []any) error {
 		start, ok1 := asInt(v[0])
 		end, ok2 := asInt(v[1])
 		if !ok1 || !ok2 || end < start {
@@ -417,11 +428,11 @@ func (im *importer) readNVTX() error {
 }
 
 func (im *importer) readRuntime() error {
-	if !im.s.has(tRuntime) {
+	if !im.src.has(tRuntime) {
 		im.note("no %s table: kernels have no launching call", tRuntime)
 		return nil
 	}
-	return scan(im.db, im.s, im.name, tRuntime, []string{"start", "end", "globalTid", "correlationId", "nameId"}, func(v []any) error {
+	return im.src.scan(tRuntime, []string{"start", "end", "globalTid", "correlationId", "nameId"}, func(v []any) error {
 		start, ok1 := asInt(v[0])
 		end, ok2 := asInt(v[1])
 		if !ok1 || !ok2 {
@@ -441,18 +452,18 @@ func (im *importer) readRuntime() error {
 
 func (im *importer) readGPU(k kind) error {
 	table := map[kind]string{kKernel: tKernel, kMemcpy: tMemcpy, kMemset: tMemset}[k]
-	if !im.s.has(table) {
+	if !im.src.has(table) {
 		return nil
 	}
 	copyKinds := map[int64]string{}
-	if k == kMemcpy && im.s.has(tEnumMemcpy) {
+	if k == kMemcpy && im.src.has(tEnumMemcpy) {
 		if err := im.readEnum(tEnumMemcpy, copyKinds); err != nil {
 			return err
 		}
 	}
 	cols := []string{"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
 		"shortName", "demangledName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "copyKind"}
-	return scan(im.db, im.s, im.name, table, cols, func(v []any) error {
+	return im.src.scan(table, cols, func(v []any) error {
 		start, ok1 := asInt(v[0])
 		end, ok2 := asInt(v[1])
 		if !ok1 || !ok2 {
@@ -502,7 +513,7 @@ func dims(v []any) string {
 
 // readEnum reads an ENUM_* table (id, label; name when label is absent).
 func (im *importer) readEnum(table string, into map[int64]string) error {
-	return scan(im.db, im.s, im.name, table, []string{"id", "label", "name"}, func(v []any) error {
+	return im.src.scan(table, []string{"id", "label", "name"}, func(v []any) error {
 		id, ok := asInt(v[0])
 		if !ok {
 			return nil
@@ -517,7 +528,7 @@ func (im *importer) readEnum(table string, into map[int64]string) error {
 }
 
 func (im *importer) readMemory() error {
-	if !im.s.has(tMemory) {
+	if !im.src.has(tMemory) {
 		im.note("no %s table: no memory series or outstanding allocations (record with --cuda-memory-usage=true)", tMemory)
 		return nil
 	}
@@ -525,7 +536,7 @@ func (im *importer) readMemory() error {
 	// deallocation; without it the documented values are used (0
 	// allocation, 1 deallocation).
 	opers := map[int64]string{}
-	if im.s.has(tEnumMemOper) {
+	if im.src.has(tEnumMemOper) {
 		if err := im.readEnum(tEnumMemOper, opers); err != nil {
 			return err
 		}
@@ -541,7 +552,7 @@ func (im *importer) readMemory() error {
 	// export also tracks pinned, managed and static memory. Without the
 	// enum every event counts.
 	kinds := map[int64]string{}
-	if im.s.has(tEnumMemKind) {
+	if im.src.has(tEnumMemKind) {
 		if err := im.readEnum(tEnumMemKind, kinds); err != nil {
 			return err
 		}
@@ -558,7 +569,7 @@ func (im *importer) readMemory() error {
 		return strings.Contains(l, "device") && !strings.Contains(l, "static")
 	}
 	cols := []string{"start", "globalPid", "deviceId", "bytes", "memKind", "memoryOperationType", "address", "correlationId"}
-	err := scan(im.db, im.s, im.name, tMemory, cols, func(v []any) error {
+	err := im.src.scan(tMemory, cols, func(v []any) error {
 		ts, ok := asInt(v[0])
 		if !ok {
 			return nil

@@ -3,6 +3,7 @@ package nsys
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -571,18 +572,19 @@ func TestClock(t *testing.T) {
 			sessionStart, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset (the export does not say whether its times are normalised)"},
 		// Times on another clock (since boot) with the session's start on
 		// it in ANALYSIS_DETAILS: placed relative to that start.
-		"analysis start": {append(newSchema(), `CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER)`,
-			`INSERT INTO ANALYSIS_DETAILS VALUES (0, 995, 5, 1000)`),
-			sessionStart - 5, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset"},
+		"analysis start": {append(shifted(newSchema(), 5_000_000_000),
+			`CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER)`,
+			`INSERT INTO ANALYSIS_DETAILS VALUES (0, 1000, 5000000000, 5000001000)`),
+			sessionStart, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset"},
+		// An ANALYSIS_DETAILS start after the first event is not on the
+		// events' clock: not used.
+		"analysis start after the events": {append(newSchema(),
+			`CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER)`,
+			`INSERT INTO ANALYSIS_DETAILS VALUES (0, 1000, 5000000000, 5000001000)`),
+			sessionStart, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset"},
 		"no start": {replace(newSchema(), "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '2023-11-14T22:13:20.000Z', '')", "SELECT 1"),
 			0, TimeAsIs, "times relative to session start: no start time in export"},
-		"already wall clock": {append(newSchema(),
-			`UPDATE NVTX_EVENTS SET start = start + 1700000000000000000, end = end + 1700000000000000000`,
-			`UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = start + 1700000000000000000, end = end + 1700000000000000000`,
-			`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 1700000000000000000, end = end + 1700000000000000000`,
-			`UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = start + 1700000000000000000, end = end + 1700000000000000000`,
-			`UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET start = start + 1700000000000000000, end = end + 1700000000000000000`,
-			`UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET start = start + 1700000000000000000`),
+		"already wall clock": {shifted(newSchema(), sessionStart),
 			sessionStart, TimeAsIs, "as in the export: its times are already wall-clock"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -596,4 +598,15 @@ func TestClock(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shifted is stmts with every event time moved by d ns (an export on
+// another clock).
+func shifted(stmts []string, d int64) []string {
+	out := slices.Clone(stmts)
+	for _, t := range []string{"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL",
+		"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"} {
+		out = append(out, fmt.Sprintf("UPDATE %s SET start = start + %d, end = end + %d", t, d, d))
+	}
+	return append(out, fmt.Sprintf("UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET start = start + %d", d))
 }
