@@ -166,6 +166,7 @@ type analysis struct {
 	winStart int64
 	winEnd   int64
 	spans    int64
+	clock    string // TraceInfo.Clock
 
 	gpu   []gpuSpan
 	cpu   map[pcommon.SpanID]cpuSpan

@@ -37,6 +37,7 @@ func analyzeNsys(path string, prog *progress) (*analysis, error) {
 		return nil, &importError{err}
 	}
 	sum := res.Summary
+	a.clock = sum.Clock
 	a.md.Events = sum.Kernels + sum.Memcpys + sum.Memsets + sum.RuntimeCalls + sum.NVTXRanges + sum.MemoryEvents
 	type key struct {
 		path   string

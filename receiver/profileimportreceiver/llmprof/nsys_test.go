@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"testing"
+	"time"
 )
 
 // TestSummaryOfAnNsightExport: summary reads an Nsight Systems export like
@@ -33,6 +35,19 @@ func TestSummaryOfAnNsightExport(t *testing.T) {
 	}
 	if len(s.LeakSuspects) == 0 {
 		t.Error("no leak suspects from the export's outstanding cudaMalloc")
+	}
+	// The export's times count from the session start: the window is on
+	// the wall clock, in the capture's year, and the summary says how.
+	const clock = "session start 2023-11-14T22:13:20Z + offset (EXPORT_PARAM_TIME_NORMALIZE=false)"
+	if y := time.Unix(0, s.Trace.StartNs).UTC().Year(); y != 2023 || s.Trace.Clock != clock {
+		t.Errorf("window starts in %d, clock %q; want 2023, %q", y, s.Trace.Clock, clock)
+	}
+	out.Reset()
+	if code := Main([]string{"summary", file}, &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !regexp.MustCompile(`(?m)^  times +` + regexp.QuoteMeta(clock) + `$`).Match(out.Bytes()) {
+		t.Errorf("the text summary does not say which clock the times are on:\n%s", out.String())
 	}
 	out.Reset()
 	if code := Main([]string{"diff", file, file}, &out, &errb); code != ExitOK {

@@ -51,6 +51,10 @@ type TraceInfo struct {
 	StartNs  int64   `json:"window_start_unix_ns"`
 	WindowNs int64   `json:"window_ns"`
 	Extra    []Extra `json:"metadata"`
+	// Clock says which clock the times are on, when the file leaves a
+	// choice (an Nsight Systems export: session start + offset, or
+	// relative to the session start when the export has no start time).
+	Clock string `json:"clock,omitempty"`
 }
 
 // GPU is one entry of deviceProperties.
@@ -100,7 +104,7 @@ func summarize(a *analysis, top int) *Summary {
 	md := &a.md
 	s.Trace = TraceInfo{KinetoTraceID: md.TraceID, TraceID: a.traceID, TraceName: md.TraceName,
 		Events: md.Events, Spans: a.spans, StartNs: a.winStart, WindowNs: a.winEnd - a.winStart,
-		GPUs: []GPU{}, Extra: []Extra{}}
+		GPUs: []GPU{}, Extra: []Extra{}, Clock: a.clock}
 	if md.Rank >= 0 {
 		r := md.Rank
 		s.Trace.Rank = &r
@@ -188,9 +192,14 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 		{"kineto trace_id", orDash(t.KinetoTraceID)},
 		{"rank / world size", optInt(t.Rank) + " / " + optInt(t.WorldSize)},
 		{"window", formatDuration(t.WindowNs)},
+	}
+	if t.Clock != "" {
+		kv = append(kv, [2]string{"times", t.Clock})
+	}
+	kv = append(kv, [][2]string{
 		{"events / spans", strconv.FormatInt(t.Events, 10) + " / " + strconv.FormatInt(t.Spans, 10)},
 		{"GPU time (all)", formatDuration(s.GPUTimeTotalNs)},
-	}
+	}...)
 	for _, g := range t.GPUs {
 		kv = append(kv, [2]string{"GPU " + strconv.FormatInt(g.ID, 10), g.Name + " (" + formatBytes(g.TotalMemoryBytes) + ")"})
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -258,7 +259,6 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 	res := Result{Metrics: pmetric.NewMetrics(), Logs: plog.NewLogs()}
 	im.link()
 	nodes := im.nodes
-	off := im.timeOff
 
 	// Window, processes and the main process (most events).
 	winStart, winEnd, first := int64(0), int64(0), true
@@ -289,8 +289,9 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 			mainPid, best = pid, n
 		}
 	}
-	winStart += off
-	winEnd += off
+	im.clock(winStart, !first)
+	rawStart, rawEnd := winStart, winEnd
+	winStart, winEnd = im.at(winStart), im.at(winEnd)
 
 	base := filepath.Base(im.name)
 	h := sha256.New()
@@ -318,11 +319,26 @@ func (im *importer) finish(batchSpans int, emit func(ptrace.Traces) error) (Resu
 
 	keep := im.selectSpans()
 	acc := im.memory()
-	im.emitMetrics(res.Metrics, acc, winStart, winEnd)
+	im.emitMetrics(res.Metrics, acc, winStart, winEnd, rawStart, rawEnd)
 	im.emitLeaks(res.Logs, acc, keep, tid, ids, winEnd)
 	err := im.emitSpans(resource, batchSpans, emit, keep, tid, ids, winStart, winEnd, base)
 	res.Summary = im.sum
 	return res, err
+}
+
+// at is a time of the file on the clock the spans use (see clock): plus
+// timeOff, saturating at the ends of int64 and floored at 0, so that times
+// an export should not hold (negative, or overflowing once the session
+// start is added) keep their order instead of wrapping around.
+func (im *importer) at(t int64) int64 {
+	off := im.timeOff
+	switch {
+	case off > 0 && t > math.MaxInt64-off:
+		return math.MaxInt64
+	case off < 0 && t < math.MinInt64-off:
+		return 0
+	}
+	return max(t+off, 0)
 }
 
 func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit func(ptrace.Traces) error,
@@ -339,7 +355,6 @@ func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit fu
 	}
 	im.sum.SpansByKind = map[string]int64{}
 	rootID := ids.ID(-1)
-	off := im.timeOff
 	for first := -1; first < len(kept); {
 		n := min(batchSpans, len(kept)-first)
 		td := ptrace.NewTraces()
@@ -373,8 +388,8 @@ func (im *importer) emitSpans(resource pcommon.Resource, batchSpans int, emit fu
 			}
 			sp.SetName(nd.name)
 			sp.SetKind(ptrace.SpanKindInternal)
-			sp.SetStartTimestamp(pcommon.Timestamp(nd.start + off))
-			sp.SetEndTimestamp(pcommon.Timestamp(nd.end + off))
+			sp.SetStartTimestamp(pcommon.Timestamp(im.at(nd.start)))
+			sp.SetEndTimestamp(pcommon.Timestamp(im.at(nd.end)))
 			a := sp.Attributes()
 			a.PutStr(spec.AttrProfileCategory, kindCategories[nd.kind])
 			if nd.path != "" {
@@ -533,7 +548,7 @@ func (im *importer) memory() *memAccount {
 	return acc
 }
 
-func (im *importer) emitMetrics(md pmetric.Metrics, acc *memAccount, winStart, winEnd int64) {
+func (im *importer) emitMetrics(md pmetric.Metrics, acc *memAccount, winStart, winEnd, rawStart, rawEnd int64) {
 	sm := md.ResourceMetrics().At(0).ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(profile.ScopeName)
 	ms := sm.Metrics()
@@ -567,9 +582,9 @@ func (im *importer) emitMetrics(md pmetric.Metrics, acc *memAccount, winStart, w
 	dps := spec.AppendNumberMetric(ms, spec.ProfileMemoryTotalAllocated,
 		"GPU device memory allocated (cudaMalloc and friends) over an nsys capture, per process and device.")
 	for _, sk := range acc.seriesK {
-		for _, pt := range thin(acc.series[sk], winStart-im.timeOff, winEnd-im.timeOff) {
+		for _, pt := range thin(acc.series[sk], rawStart, rawEnd) {
 			dp := dps.AppendEmpty()
-			dp.SetTimestamp(pcommon.Timestamp(pt[0] + im.timeOff))
+			dp.SetTimestamp(pcommon.Timestamp(im.at(pt[0])))
 			dp.SetIntValue(pt[1])
 			a := dp.Attributes()
 			a.PutInt(spec.AttrProcessPid, sk.pid)

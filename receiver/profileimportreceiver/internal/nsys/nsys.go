@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -51,13 +52,19 @@ type Result struct {
 // Time bases of Summary.TimeBase.
 const (
 	// TimeSessionUTC: timestamps are TARGET_INFO_SESSION_START_TIME.utcEpochNs
-	// + start (the export's timestamps are relative to the session start).
+	// + (start - ANALYSIS_DETAILS.startTime, 0 without it): the export's
+	// timestamps count from the session start.
 	TimeSessionUTC = "session_start_utc"
-	// TimeAsIs: the export has no session start time, or says its
-	// timestamps are not normalised to it; start is used as-is, so the
-	// spans are not on the wall clock.
+	// TimeAsIs: start is used as-is: either the export has no session
+	// start time (the spans are then relative to the session start, not on
+	// the wall clock), or its times are already wall-clock.
 	TimeAsIs = "as_is"
 )
+
+// wallClockFloor is 2001-09-09 in Unix ns: an export whose events start
+// past it already holds wall-clock times (e.g. shifted with --ts-shift),
+// while times since the session start or since boot are far below it.
+const wallClockFloor = int64(1_000_000_000_000_000_000)
 
 // Summary counts what the export held and what was emitted.
 type Summary struct {
@@ -79,9 +86,11 @@ type Summary struct {
 	KernelsWithoutLauncher int64            `json:"kernels_without_launcher"`
 	TimeBase               string           `json:"time_base"`        // TimeSessionUTC or TimeAsIs
 	SessionStartNs         int64            `json:"session_start_ns"` // utcEpochNs (0: unknown)
-	UnmatchedFrees         int64            `json:"unmatched_frees"`
-	OutstandingBytes       int64            `json:"outstanding_bytes"` // device memory allocated and not freed, all processes
-	LeakSuspects           int              `json:"leak_suspects"`
+	// Clock says, for a person, which clock the spans are on and why.
+	Clock            string `json:"clock"`
+	UnmatchedFrees   int64  `json:"unmatched_frees"`
+	OutstandingBytes int64  `json:"outstanding_bytes"` // device memory allocated and not freed, all processes
+	LeakSuspects     int    `json:"leak_suspects"`
 	// Notes says what the export lacked and how that changed the import
 	// (missing tables or columns, time base).
 	Notes []string `json:"notes,omitempty"`
@@ -125,9 +134,14 @@ func ImportFile(path string, opts Options, batchSpans int, emit func(ptrace.Trac
 	if known == 0 {
 		return res, fmt.Errorf("%s: %w: an SQLite database without any of the tables nsys writes (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, CUDA_GPU_MEMORY_USAGE_EVENTS); export the report with `nsys export --type sqlite REPORT.nsys-rep`", path, errNotNsys)
 	}
-	im := &importer{db: db, s: s, name: path, opts: opts}
+	return importSource(sqlSource{db: db, s: s, name: path}, path, opts, batchSpans, emit)
+}
+
+// importSource imports the tables src reads (opts with its defaults).
+func importSource(src source, name string, opts Options, batchSpans int, emit func(ptrace.Traces) error) (Result, error) {
+	im := &importer{src: src, name: name, opts: opts}
 	if err := im.read(); err != nil {
-		return res, err
+		return Result{Metrics: pmetric.NewMetrics(), Logs: plog.NewLogs()}, err
 	}
 	return im.finish(batchSpans, emit)
 }
@@ -204,8 +218,7 @@ type memEvent struct {
 }
 
 type importer struct {
-	db   *sql.DB
-	s    schema
+	src  source
 	name string
 	opts Options
 	sum  Summary
@@ -215,8 +228,14 @@ type importer struct {
 	links  []reqLink
 	mems   []memEvent
 	pnames map[int64]string // pid -> process name (PROCESSES)
-	// timeOff is added to every timestamp in the file.
+	// timeOff is added to every timestamp in the file (see clock).
 	timeOff int64
+	// From readMeta: the session start (in sum.SessionStartNs), where the
+	// session starts on the export's clock, and the normalisation flag as
+	// "NAME=value" ("" when absent).
+	hasStart, hasBase bool
+	base              int64
+	normalize         string
 }
 
 func (im *importer) note(format string, args ...any) {
@@ -247,12 +266,13 @@ func (im *importer) read() error {
 	return im.readMemory()
 }
 
-// readMeta reads the schema version, the session start and whether the
-// timestamps are relative to it.
+// readMeta reads the schema version, the session start, where the session
+// starts on the export's own clock (ANALYSIS_DETAILS) and what the export
+// says of normalisation (for the clock description only: normalised or
+// not, nsys times count from the session start; see clock).
 func (im *importer) readMeta() error {
-	normalised := true
-	if im.s.has(tMetaExport) {
-		err := scan(im.db, im.s, im.name, tMetaExport, []string{"name", "value"}, func(v []any) error {
+	if im.src.has(tMetaExport) {
+		err := im.src.scan(tMetaExport, []string{"name", "value"}, func(v []any) error {
 			k, val := str(v[0], nil), strings.TrimSpace(str(v[1], nil))
 			if k == "" {
 				return nil
@@ -260,14 +280,9 @@ func (im *importer) readMeta() error {
 			switch {
 			case k == "EXPORT_SCHEMA_VERSION":
 				im.sum.SchemaVersion = val
-			case strings.Contains(strings.ToUpper(k), "NORMALIZ"):
-				// nsys export --ts-normalize=false leaves the timestamps on
-				// the capture's clock rather than relative to the session
-				// start: adding utcEpochNs would then be wrong.
-				switch strings.ToLower(val) {
-				case "0", "false", "no", "off":
-					normalised = false
-				}
+			case strings.Contains(strings.ToUpper(k), "NORMALIZ") && im.normalize == "":
+				// EXPORT_PARAM_TIME_NORMALIZE (nsys export --ts-normalize).
+				im.normalize = k + "=" + val
 			}
 			return nil
 		})
@@ -277,42 +292,74 @@ func (im *importer) readMeta() error {
 	} else {
 		im.note("no %s table: schema version unknown", tMetaExport)
 	}
-	im.sum.TimeBase = TimeAsIs
-	if !im.s.has(tSessionStart) || !im.s.col(tSessionStart, "utcEpochNs") {
-		im.note("no %s.utcEpochNs: timestamps are used as they are in the file (relative to the session start, not wall-clock time)", tSessionStart)
+	if im.src.has(tAnalysis) && im.src.col(tAnalysis, "startTime") {
+		err := im.src.scan(tAnalysis, []string{"startTime"}, func(v []any) error {
+			if n, ok := asInt(v[0]); ok && !im.hasBase {
+				im.base, im.hasBase = n, true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if !im.src.has(tSessionStart) || !im.src.col(tSessionStart, "utcEpochNs") {
 		return nil
 	}
-	var start int64
-	found := false
-	err := scan(im.db, im.s, im.name, tSessionStart, []string{"utcEpochNs"}, func(v []any) error {
-		if n, ok := asInt(v[0]); ok && !found {
-			start, found = n, true
+	return im.src.scan(tSessionStart, []string{"utcEpochNs"}, func(v []any) error {
+		if n, ok := asInt(v[0]); ok && !im.hasStart && n > 0 {
+			im.sum.SessionStartNs, im.hasStart = n, true
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	im.sum.SessionStartNs = start
+}
+
+// clock decides the offset added to the export's times, from the earliest
+// time in the file (hasEvents is false when it holds none), and says which
+// clock that puts the spans on (Summary.TimeBase, Clock, Notes).
+//
+// nsys writes times in nanoseconds from the start of the session, whether
+// the export is normalised (EXPORT_PARAM_TIME_NORMALIZE) or not: adding
+// the session's wall-clock start (TARGET_INFO_SESSION_START_TIME.utcEpochNs)
+// gives wall-clock times. ANALYSIS_DETAILS.startTime, when present (and
+// not after the first event), is where the session starts on the export's
+// clock and is subtracted first. Times already past wallClockFloor are
+// wall-clock and kept.
+func (im *importer) clock(earliest int64, hasEvents bool) {
+	im.sum.TimeBase = TimeAsIs
 	switch {
-	case !found:
-		im.note("%s is empty: timestamps are used as they are in the file", tSessionStart)
-	case !normalised:
-		im.note("the export's timestamps are not normalised to the session start: they are used as they are in the file")
+	case hasEvents && earliest >= wallClockFloor:
+		im.sum.Clock = "as in the export: its times are already wall-clock"
+	case !im.hasStart:
+		im.sum.Clock = "times relative to session start: no start time in export"
+		im.note("no session start time (%s.utcEpochNs): span times are relative to the session start, not wall-clock time", tSessionStart)
 	default:
-		im.timeOff = start
+		im.timeOff = im.sum.SessionStartNs
+		switch {
+		case !im.hasBase || im.base == 0:
+		case im.base > 0 && (!hasEvents || im.base <= earliest):
+			im.timeOff -= im.base
+		default:
+			// The session cannot start after its first event: the
+			// table is not on the events' clock.
+			im.note("%s.startTime %d is not before the first event (%d): not used", tAnalysis, im.base, earliest)
+		}
 		im.sum.TimeBase = TimeSessionUTC
+		how := im.normalize
+		if how == "" {
+			how = "the export does not say whether its times are normalised"
+		}
+		im.sum.Clock = "session start " + time.Unix(0, im.sum.SessionStartNs).UTC().Format(time.RFC3339Nano) + " + offset (" + how + ")"
 	}
-	return nil
 }
 
 func (im *importer) readStrings() error {
 	im.strs = map[int64]string{}
-	if !im.s.has(tStrings) {
+	if !im.src.has(tStrings) {
 		im.note("no %s table: names stored as string ids are empty", tStrings)
 		return nil
 	}
-	return scan(im.db, im.s, im.name, tStrings, []string{"id", "value"}, func(v []any) error {
+	return im.src.scan(tStrings, []string{"id", "value"}, func(v []any) error {
 		if id, ok := asInt(v[0]); ok {
 			im.strs[id] = str(v[1], nil)
 		}
@@ -322,10 +369,10 @@ func (im *importer) readStrings() error {
 
 func (im *importer) readProcesses() error {
 	im.pnames = map[int64]string{}
-	if !im.s.has(tProcesses) {
+	if !im.src.has(tProcesses) {
 		return nil
 	}
-	return scan(im.db, im.s, im.name, tProcesses, []string{"pid", "name"}, func(v []any) error {
+	return im.src.scan(tProcesses, []string{"pid", "name"}, func(v []any) error {
 		if pid, ok := asInt(v[0]); ok {
 			if n := str(v[1], im.strs); n != "" {
 				im.pnames[pid] = n
@@ -342,12 +389,12 @@ const (
 )
 
 func (im *importer) readNVTX() error {
-	if !im.s.has(tNVTX) {
+	if !im.src.has(tNVTX) {
 		im.note("no %s table: no NVTX ranges, so no module paths", tNVTX)
 		return nil
 	}
-	hasType := im.s.col(tNVTX, "eventType")
-	return scan(im.db, im.s, im.name, tNVTX, []string{"start", "end", "globalTid", "text", "textId", "eventType"}, func(v []any) error {
+	hasType := im.src.col(tNVTX, "eventType")
+	return im.src.scan(tNVTX, []string{"start", "end", "globalTid", "text", "textId", "eventType"}, func(v []any) error {
 		start, ok1 := asInt(v[0])
 		end, ok2 := asInt(v[1])
 		if !ok1 || !ok2 || end < start {
@@ -381,11 +428,11 @@ func (im *importer) readNVTX() error {
 }
 
 func (im *importer) readRuntime() error {
-	if !im.s.has(tRuntime) {
+	if !im.src.has(tRuntime) {
 		im.note("no %s table: kernels have no launching call", tRuntime)
 		return nil
 	}
-	return scan(im.db, im.s, im.name, tRuntime, []string{"start", "end", "globalTid", "correlationId", "nameId"}, func(v []any) error {
+	return im.src.scan(tRuntime, []string{"start", "end", "globalTid", "correlationId", "nameId"}, func(v []any) error {
 		start, ok1 := asInt(v[0])
 		end, ok2 := asInt(v[1])
 		if !ok1 || !ok2 {
@@ -405,18 +452,18 @@ func (im *importer) readRuntime() error {
 
 func (im *importer) readGPU(k kind) error {
 	table := map[kind]string{kKernel: tKernel, kMemcpy: tMemcpy, kMemset: tMemset}[k]
-	if !im.s.has(table) {
+	if !im.src.has(table) {
 		return nil
 	}
 	copyKinds := map[int64]string{}
-	if k == kMemcpy && im.s.has(tEnumMemcpy) {
+	if k == kMemcpy && im.src.has(tEnumMemcpy) {
 		if err := im.readEnum(tEnumMemcpy, copyKinds); err != nil {
 			return err
 		}
 	}
 	cols := []string{"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
 		"shortName", "demangledName", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "copyKind"}
-	return scan(im.db, im.s, im.name, table, cols, func(v []any) error {
+	return im.src.scan(table, cols, func(v []any) error {
 		start, ok1 := asInt(v[0])
 		end, ok2 := asInt(v[1])
 		if !ok1 || !ok2 {
@@ -466,7 +513,7 @@ func dims(v []any) string {
 
 // readEnum reads an ENUM_* table (id, label; name when label is absent).
 func (im *importer) readEnum(table string, into map[int64]string) error {
-	return scan(im.db, im.s, im.name, table, []string{"id", "label", "name"}, func(v []any) error {
+	return im.src.scan(table, []string{"id", "label", "name"}, func(v []any) error {
 		id, ok := asInt(v[0])
 		if !ok {
 			return nil
@@ -481,7 +528,7 @@ func (im *importer) readEnum(table string, into map[int64]string) error {
 }
 
 func (im *importer) readMemory() error {
-	if !im.s.has(tMemory) {
+	if !im.src.has(tMemory) {
 		im.note("no %s table: no memory series or outstanding allocations (record with --cuda-memory-usage=true)", tMemory)
 		return nil
 	}
@@ -489,7 +536,7 @@ func (im *importer) readMemory() error {
 	// deallocation; without it the documented values are used (0
 	// allocation, 1 deallocation).
 	opers := map[int64]string{}
-	if im.s.has(tEnumMemOper) {
+	if im.src.has(tEnumMemOper) {
 		if err := im.readEnum(tEnumMemOper, opers); err != nil {
 			return err
 		}
@@ -505,7 +552,7 @@ func (im *importer) readMemory() error {
 	// export also tracks pinned, managed and static memory. Without the
 	// enum every event counts.
 	kinds := map[int64]string{}
-	if im.s.has(tEnumMemKind) {
+	if im.src.has(tEnumMemKind) {
 		if err := im.readEnum(tEnumMemKind, kinds); err != nil {
 			return err
 		}
@@ -522,7 +569,7 @@ func (im *importer) readMemory() error {
 		return strings.Contains(l, "device") && !strings.Contains(l, "static")
 	}
 	cols := []string{"start", "globalPid", "deviceId", "bytes", "memKind", "memoryOperationType", "address", "correlationId"}
-	err := scan(im.db, im.s, im.name, tMemory, cols, func(v []any) error {
+	err := im.src.scan(tMemory, cols, func(v []any) error {
 		ts, ok := asInt(v[0])
 		if !ok {
 			return nil

@@ -3,10 +3,13 @@ package nsys
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -48,7 +51,10 @@ func makeDB(t *testing.T, stmts []string) string {
 func newSchema() []string {
 	return []string{
 		`CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)`,
-		`INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.1')`,
+		// Recent nsys writes its export parameters here; timestamps are not
+		// normalised by default, and are then relative to the session
+		// start all the same.
+		`INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.1'), ('EXPORT_PARAM_TIME_NORMALIZE', 'false')`,
 		`CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT)`,
 		`INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '2023-11-14T22:13:20.000Z', '')`,
 		`CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)`,
@@ -520,4 +526,87 @@ func TestParseRequest(t *testing.T) {
 			t.Errorf("%q: no trace id, want %s", text, want)
 		}
 	}
+}
+
+// firstSpanStart is the earliest start of the non-root spans.
+func firstSpanStart(im imported) time.Time {
+	first := im.spans[1].StartTimestamp()
+	for _, s := range im.spans[1:] {
+		first = min(first, s.StartTimestamp())
+	}
+	return first.AsTime().UTC()
+}
+
+// TestClock: the export's times (relative to the session start, whether
+// EXPORT_PARAM_TIME_NORMALIZE is true or false) are placed on the wall
+// clock from TARGET_INFO_SESSION_START_TIME, and the summary says which
+// clock was used; without a session start the times stay relative, and
+// the summary says so.
+func TestClock(t *testing.T) {
+	// The committed fixture, as the receiver's and llmprof's tests read it.
+	im := importDB(t, filepath.Join("testdata", "recent.sqlite"), Options{}, 0)
+	if y := firstSpanStart(im).Year(); y != 2023 {
+		t.Errorf("first span in %d, want the capture's year 2023 (%v)", y, firstSpanStart(im))
+	}
+	want := "session start 2023-11-14T22:13:20Z + offset (EXPORT_PARAM_TIME_NORMALIZE=false)"
+	if c := im.res.Summary.Clock; c != want {
+		t.Errorf("clock %q, want %q", c, want)
+	}
+
+	replace := func(stmts []string, old, new string) []string {
+		out := slices.Clone(stmts)
+		for i, s := range out {
+			out[i] = strings.ReplaceAll(s, old, new)
+		}
+		return out
+	}
+	for name, c := range map[string]struct {
+		stmts []string
+		first int64  // start of the earliest span, unix ns
+		base  string // TimeBase
+		clock string // prefix of Summary.Clock
+	}{
+		"normalised": {replace(newSchema(), "'EXPORT_PARAM_TIME_NORMALIZE', 'false'", "'EXPORT_PARAM_TIME_NORMALIZE', 'true'"),
+			sessionStart, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset (EXPORT_PARAM_TIME_NORMALIZE=true)"},
+		"no flag": {replace(newSchema(), ", ('EXPORT_PARAM_TIME_NORMALIZE', 'false')", ""),
+			sessionStart, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset (the export does not say whether its times are normalised)"},
+		// Times on another clock (since boot) with the session's start on
+		// it in ANALYSIS_DETAILS: placed relative to that start.
+		"analysis start": {append(shifted(newSchema(), 5_000_000_000),
+			`CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER)`,
+			`INSERT INTO ANALYSIS_DETAILS VALUES (0, 1000, 5000000000, 5000001000)`),
+			sessionStart, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset"},
+		// An ANALYSIS_DETAILS start after the first event is not on the
+		// events' clock: not used.
+		"analysis start after the events": {append(newSchema(),
+			`CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER)`,
+			`INSERT INTO ANALYSIS_DETAILS VALUES (0, 1000, 5000000000, 5000001000)`),
+			sessionStart, TimeSessionUTC, "session start 2023-11-14T22:13:20Z + offset"},
+		"no start": {replace(newSchema(), "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '2023-11-14T22:13:20.000Z', '')", "SELECT 1"),
+			0, TimeAsIs, "times relative to session start: no start time in export"},
+		"already wall clock": {shifted(newSchema(), sessionStart),
+			sessionStart, TimeAsIs, "as in the export: its times are already wall-clock"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			im := importDB(t, makeDB(t, c.stmts), Options{}, 0)
+			sum := im.res.Summary
+			if sum.TimeBase != c.base || !strings.HasPrefix(sum.Clock, c.clock) {
+				t.Errorf("time base %q clock %q, want %q %q", sum.TimeBase, sum.Clock, c.base, c.clock)
+			}
+			if got := firstSpanStart(im).UnixNano(); got != c.first {
+				t.Errorf("first span at %d, want %d", got, c.first)
+			}
+		})
+	}
+}
+
+// shifted is stmts with every event time moved by d ns (an export on
+// another clock).
+func shifted(stmts []string, d int64) []string {
+	out := slices.Clone(stmts)
+	for _, t := range []string{"NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL",
+		"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"} {
+		out = append(out, fmt.Sprintf("UPDATE %s SET start = start + %d, end = end + %d", t, d, d))
+	}
+	return append(out, fmt.Sprintf("UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET start = start + %d", d))
 }

@@ -45,11 +45,36 @@ const (
 	tMemory       = "CUDA_GPU_MEMORY_USAGE_EVENTS"
 	tSessionStart = "TARGET_INFO_SESSION_START_TIME"
 	tMetaExport   = "META_DATA_EXPORT"
+	tAnalysis     = "ANALYSIS_DETAILS"
 	tProcesses    = "PROCESSES"
 	tEnumMemOper  = "ENUM_CUDA_DEV_MEM_EVENT_OPER"
 	tEnumMemKind  = "ENUM_CUDA_MEM_KIND"
 	tEnumMemcpy   = "ENUM_CUDA_MEMCPY_OPER"
 )
+
+// source is what the importer reads the export through: its tables and
+// columns, and their rows. sqlSource reads the SQLite file; the fuzz test
+// feeds rows without SQLite in between.
+type source interface {
+	has(table string) bool
+	col(table, c string) bool
+	// scan calls fn with each row's values of cols (int64, float64,
+	// string, []byte or nil; nil for a column the table lacks). vals is
+	// reused between rows.
+	scan(table string, cols []string, fn func(vals []any) error) error
+}
+
+type sqlSource struct {
+	db   *sql.DB
+	s    schema
+	name string
+}
+
+func (q sqlSource) has(table string) bool    { return q.s.has(table) }
+func (q sqlSource) col(table, c string) bool { return q.s.col(table, c) }
+func (q sqlSource) scan(table string, cols []string, fn func(vals []any) error) error {
+	return scan(q.db, q.s, q.name, table, cols, fn)
+}
 
 // schema is what the export holds: table name -> column set.
 type schema map[string]map[string]bool
@@ -96,7 +121,7 @@ func probe(db *sql.DB, name string) (schema, error) {
 		return nil, fmt.Errorf("%s: reading the SQLite schema: %w", name, err)
 	}
 	wanted := map[string]bool{tStrings: true, tKernel: true, tMemcpy: true, tMemset: true, tRuntime: true,
-		tNVTX: true, tMemory: true, tSessionStart: true, tMetaExport: true, tProcesses: true,
+		tNVTX: true, tMemory: true, tSessionStart: true, tMetaExport: true, tAnalysis: true, tProcesses: true,
 		tEnumMemOper: true, tEnumMemKind: true, tEnumMemcpy: true}
 	s := schema{}
 	for _, t := range tables {

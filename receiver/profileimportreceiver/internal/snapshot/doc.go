@@ -26,7 +26,11 @@
 // pickle memo; JSON repeats them); a list of trace entries replays each
 // batch of entries as it is appended, so entries are never kept. MaxBytes
 // bounds the (decompressed) input and lengths are checked against it before
-// anything is allocated.
+// anything is allocated. What the decoders build is accounted as it is
+// built: holding more than 4 MiB + 8× the input read so far fails the
+// import (ErrMemoryBudget, with the limit and the byte offset), so a file
+// of opcodes that each build much more than they weigh (millions of empty
+// lists) is refused after a few MiB.
 //
 // # Definitions
 //
@@ -34,11 +38,25 @@
 // not library code, as "file.py:LINE function" (base name of the file).
 // Library code: PyTorch ("/torch/", "torch/"), installed packages
 // ("site-packages/", "dist-packages/"), the standard library
-// ("/lib/python3…"), frozen and built-in modules ("<frozen …>"), and native
-// frames ("??", .cpp/.cc/.h/.cu/.so files). A stack of library frames only
-// is attributed to its innermost frame; an allocation without frames to
-// "<unknown>". A block without frames takes the frames of the trace
-// entry that allocated it at the same address, when the ring still has it.
+// ("/lib/python3…", and on Windows "…\Python3NN\Lib\…"), frozen and
+// built-in modules ("<frozen …>"), and native frames ("??", .cpp/.cc/.h/
+// .cu files, shared libraries: .so, .so.N, .dll, .pyd). Paths recorded on
+// Windows (backslashes, drive letters) are read like POSIX ones. A stack of
+// library frames only is attributed to its innermost Python frame; a stack
+// with no Python frame (recorded with C++ frames only) to its innermost
+// native frame outside the unwinder that recorded it (torch::unwind,
+// torch::CapturedTraceback), the caching allocator and tensor factories
+// (c10::, at::detail::) and the C/Python runtimes (libc, libpython, _Py*,
+// Py*), named by its function, and the records say "no Python frames
+// recorded (C++ stack only)"; when no such frame is left, or the
+// allocation has no frames, the site is "<unknown>". A block without
+// frames takes the frames of the trace entry that allocated it at the same
+// address, when the ring still has it.
+//
+// Time: trace entries carry time_us when the history was recorded with
+// times. Without it, the records say "time not recorded in the snapshot"
+// and carry no incident.start_time, and an OOM record has no event time
+// (its observed time is the snapshot's), rather than 1970-01-01.
 //
 // Outstanding: blocks in state active_allocated when the snapshot was
 // taken, summed per (site, device); at most 200 sites per device, the rest

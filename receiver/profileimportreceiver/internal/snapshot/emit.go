@@ -5,7 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
+	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,52 +55,163 @@ type analysis struct {
 	segs     []uint32
 	devTrace map[int64]*traceList
 	sum      Summary
-	siteMemo map[uint32]string
+	siteMemo map[uint32]siteInfo
 }
 
-// site is the allocation site of a stack: its innermost non-library frame
-// as "file.py:LINE function" (see the package comment).
-func (a *analysis) site(stack uint32) string {
+// Notes on a site whose stack has no Python frame.
+const (
+	noteCppOnly = "no Python frames recorded (C++ stack only)"
+	noteNoSite  = "site unknown: no Python frames recorded, and the C++ stack holds only unwinder, allocator and runtime frames"
+)
+
+type siteInfo struct {
+	site, note string
+}
+
+// site is the allocation site of a stack (see the package comment).
+func (a *analysis) site(stack uint32) string { return a.siteInfo(stack).site }
+
+// siteInfo is the allocation site of a stack and, when the stack has no
+// Python frame, a note saying so: the innermost non-library frame; else
+// the innermost Python frame (library code: PyTorch called from C++ or
+// from a thread with no user frame); else, for a C++-only stack, the
+// innermost frame that is not the unwinder that recorded the stack, the
+// caching allocator or the C/Python runtime; else unknown.
+func (a *analysis) siteInfo(stack uint32) siteInfo {
 	if stack == 0 {
-		return UnknownSite
+		return siteInfo{site: UnknownSite}
 	}
 	if a.siteMemo == nil {
-		a.siteMemo = make(map[uint32]string)
+		a.siteMemo = make(map[uint32]siteInfo)
 	}
 	if s, ok := a.siteMemo[stack]; ok {
 		return s
 	}
 	fr := a.s.stacks[stack]
-	pick := fr[0]
-	for _, f := range fr {
-		if !isLibraryFrame(a.s.frames[f].file) {
-			pick = f
-			break
+	si := siteInfo{site: UnknownSite, note: noteNoSite}
+	pick := func() int {
+		for i, f := range fr {
+			if !isLibraryFrame(a.s.frames[f].file) {
+				return i
+			}
 		}
+		for i, f := range fr {
+			if !isNativeFrame(a.s.frames[f].file) {
+				return i
+			}
+		}
+		for i, f := range fr {
+			if !isNativeInternal(a.s.frames[f]) {
+				si.note = noteCppOnly
+				return i
+			}
+		}
+		return -1
+	}()
+	if pick >= 0 {
+		if si.note == noteNoSite {
+			si.note = ""
+		}
+		si.site = frameSite(a.s.frames[fr[pick]])
 	}
-	f := a.s.frames[pick]
-	s := filepath.Base(f.file) + ":" + strconv.FormatInt(f.line, 10) + " " + f.name
-	a.siteMemo[stack] = s
-	return s
+	a.siteMemo[stack] = si
+	return si
 }
 
+// frameSite is "file.py:LINE function" (the base name of the file, split
+// on '/' or '\' whatever the OS the snapshot was taken on), or the
+// function alone for a native frame whose file is unknown.
+func frameSite(f frame) string {
+	if (f.file == "" || f.file == "??") && f.line == 0 && f.name != "" {
+		return f.name
+	}
+	return baseName(f.file) + ":" + strconv.FormatInt(f.line, 10) + " " + f.name
+}
+
+func baseName(file string) string {
+	if i := strings.LastIndexAny(file, `/\`); i >= 0 && i < len(file)-1 {
+		return file[i+1:]
+	}
+	return file
+}
+
+// stdlibWindows matches a Windows CPython's standard library
+// (C:\Python311\Lib\..., ...\Programs\Python\Python312\Lib\...), with the
+// path's backslashes already turned into slashes.
+var stdlibWindows = regexp.MustCompile(`(?i)/python[23][0-9]*/lib/`)
+
 // isLibraryFrame: PyTorch itself, installed packages, the standard library,
-// frozen modules and native (C++/CUDA) frames.
+// frozen modules and native (C++/CUDA) frames. Windows paths
+// (backslashes, drive letters) are read like POSIX ones.
 func isLibraryFrame(file string) bool {
-	switch {
-	case file == "", file == "??", strings.HasPrefix(file, "<frozen"), strings.HasPrefix(file, "<built-in"):
-		return true
-	case strings.Contains(file, "/torch/"), strings.HasPrefix(file, "torch/"),
-		strings.Contains(file, "site-packages/"), strings.Contains(file, "dist-packages/"):
-		return true
-	case strings.Contains(file, "/lib/python3") || strings.Contains(file, "/lib64/python3") || strings.Contains(file, "/lib/python2"):
+	if isNativeFrame(file) {
 		return true
 	}
-	switch filepath.Ext(file) {
-	case ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh", ".so":
+	f := strings.ToLower(strings.ReplaceAll(file, `\`, "/"))
+	switch {
+	case strings.HasPrefix(f, "<frozen"), strings.HasPrefix(f, "<built-in"):
+		return true
+	case strings.Contains(f, "/torch/"), strings.HasPrefix(f, "torch/"),
+		strings.Contains(f, "site-packages/"), strings.Contains(f, "dist-packages/"):
+		return true
+	case strings.Contains(f, "/lib/python3") || strings.Contains(f, "/lib64/python3") || strings.Contains(f, "/lib/python2"):
+		return true
+	case stdlibWindows.MatchString(f):
 		return true
 	}
 	return false
+}
+
+// isNativeFrame: a C/C++/CUDA frame (no file, a source file of those
+// languages, or a shared library, versioned or not).
+func isNativeFrame(file string) bool {
+	if file == "" || file == "??" {
+		return true
+	}
+	b := strings.ToLower(baseName(file))
+	switch path.Ext(b) {
+	case ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh", ".so", ".dll", ".pyd", ".dylib":
+		return true
+	}
+	return strings.Contains(b, ".so.") // libc.so.6, libpython3.11.so.1.0
+}
+
+// Native frames that say nothing about what allocated: the unwinder that
+// recorded the stack, the caching allocator and the tensor factories it
+// serves (c10::, at::detail::), std::function plumbing, and the C and
+// Python runtimes.
+var (
+	internalPrefixes = []string{"torch::unwind::", "torch::CapturedTraceback", "c10::", "std::",
+		"_Py", "Py", "pymain_", "method_vectorcall", "cfunction_", "slot_tp_", "__libc_", "_dl_"}
+	internalContains = []string{" c10::", "at::detail::", "torch::unwind::"}
+	internalNames    = map[string]bool{"main": true, "_start": true, "start_thread": true, "clone": true,
+		"clone3": true, "__clone": true, "__clone3": true}
+	internalLibs = []string{"libc.so", "libc-", "libpthread", "libpython", "ld-linux", "libstdc++", "libgcc_s"}
+)
+
+func isNativeInternal(f frame) bool {
+	name := strings.TrimSpace(f.name)
+	if name == "" || internalNames[name] {
+		return true
+	}
+	for _, p := range internalPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, c := range internalContains {
+		if strings.Contains(name, c) {
+			return true
+		}
+	}
+	b := strings.ToLower(baseName(f.file))
+	for _, l := range internalLibs {
+		if strings.HasPrefix(b, l) {
+			return true
+		}
+	}
+	// The interpreter's own binary (/usr/bin/python3.11).
+	return strings.HasPrefix(b, "python") && !strings.HasSuffix(b, ".py")
 }
 
 func (a *analysis) stackStrings(stack uint32) []string {
@@ -343,7 +455,7 @@ func (a *analysis) emit(opts Options, mtime time.Time) Result {
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(profile.ScopeName)
 	a.emitLeaks(sl, opts, devs, end)
-	a.emitOOMs(sl, devs)
+	a.emitOOMs(sl, devs, end)
 	return Result{Metrics: md, Logs: ld, Summary: *sum}
 }
 
@@ -413,21 +525,31 @@ func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, devs map[int64]*de
 		cand = cand[:opts.LeakSuspects]
 	}
 	for _, sp := range cand {
+		// Without time_us (a ring recorded without times, or an old
+		// format) the time is unknown: said so, rather than the epoch.
+		when, start := "time not recorded in the snapshot", ""
+		if sp.firstUS != 0 {
+			start = rfc(sp.firstUS)
+			when = "first at " + start
+		}
 		rec := profile.LeakRecord{File: a.file, Path: sp.site, Device: sp.device,
 			Outstanding: sp.bytes, OutstandingN: sp.count, Allocated: sp.alloced,
-			Total: total, Threshold: opts.MinLeakBytes, Time: end, Start: rfc(sp.firstUS),
-			Body: fmt.Sprintf("%s allocated at %s on GPU %d early in the memory history (first at %s) is still allocated at its end (%d allocations, %s allocated there during the history); check what keeps these tensors alive (caches, lists of outputs, retained graphs)",
-				profile.FormatBytes(sp.bytes), sp.site, sp.device, rfc(sp.firstUS), sp.count, profile.FormatBytes(sp.alloced)),
+			Total: total, Threshold: opts.MinLeakBytes, Time: end, Start: start,
+			Body: fmt.Sprintf("%s allocated at %s on GPU %d early in the memory history (%s) is still allocated at its end (%d allocations, %s allocated there during the history); check what keeps these tensors alive (caches, lists of outputs, retained graphs)%s",
+				profile.FormatBytes(sp.bytes), sp.site, sp.device, when, sp.count, profile.FormatBytes(sp.alloced), a.noteOf(sp.stack)),
 			Action: "Find what holds the tensors allocated at " + sp.site + " past the recorded steps and release them.",
 		}
 		lr := rec.AppendTo(sl)
+		if start == "" {
+			lr.Attributes().Remove(spec.IncidentStartTime)
+		}
 		a.join(lr, sp.meta)
 		a.putStack(lr.Attributes(), sp.stack)
 		a.sum.LeakSuspects++
 	}
 }
 
-func (a *analysis) emitOOMs(sl plog.ScopeLogs, devs map[int64]*deviceState) {
+func (a *analysis) emitOOMs(sl plog.ScopeLogs, devs map[int64]*deviceState, end pcommon.Timestamp) {
 	devList := make([]int64, 0, len(a.devTrace))
 	for d := range a.devTrace {
 		devList = append(devList, d)
@@ -440,9 +562,17 @@ func (a *analysis) emitOOMs(sl plog.ScopeLogs, devs map[int64]*deviceState) {
 			e := o.e
 			site := a.site(e.stack)
 			lr := sl.LogRecords().AppendEmpty()
-			ts := pcommon.Timestamp(e.timeUS * 1000)
-			lr.SetTimestamp(ts)
-			lr.SetObservedTimestamp(ts)
+			when := ""
+			if e.timeUS != 0 {
+				ts := pcommon.Timestamp(e.timeUS * 1000)
+				lr.SetTimestamp(ts)
+				lr.SetObservedTimestamp(ts)
+			} else {
+				// No time_us: the event time is unknown (left unset);
+				// observed is when the snapshot was taken.
+				lr.SetObservedTimestamp(end)
+				when = "; time not recorded in the snapshot"
+			}
 			lr.SetSeverityNumber(plog.SeverityNumberError)
 			lr.SetSeverityText("ERROR")
 			state := ""
@@ -455,8 +585,8 @@ func (a *analysis) emitOOMs(sl plog.ScopeLogs, devs map[int64]*deviceState) {
 				at.PutInt(spec.AttrProfileAllocatorAllocatedBytes, alloc)
 				at.PutInt(spec.AttrProfileAllocatorReservedBytes, res)
 			}
-			lr.Body().SetStr(fmt.Sprintf("CUDA out of memory on GPU %d at %s: %s requested with %s free on the device%s",
-				d, site, profile.FormatBytes(e.size), profile.FormatBytes(e.deviceFree), state))
+			lr.Body().SetStr(fmt.Sprintf("CUDA out of memory on GPU %d at %s: %s requested with %s free on the device%s%s%s",
+				d, site, profile.FormatBytes(e.size), profile.FormatBytes(e.deviceFree), state, a.noteOf(e.stack), when))
 			a.join(lr, e.meta)
 			h := sha256.Sum256([]byte(spec.IncidentKindGPUOOM + "\x00" + a.file + "\x00" + strconv.FormatInt(d, 10) + "\x00" + strconv.FormatInt(o.seq, 10)))
 			at.PutStr(spec.IncidentID, hex.EncodeToString(h[:8]))
@@ -464,7 +594,9 @@ func (a *analysis) emitOOMs(sl plog.ScopeLogs, devs map[int64]*deviceState) {
 			at.PutStr(spec.IncidentQuadrant, spec.QuadrantErrors)
 			at.PutStr(spec.IncidentSeverity, spec.SeverityCritical)
 			at.PutStr(spec.IncidentState, spec.StateFiring)
-			at.PutStr(spec.IncidentStartTime, rfc(e.timeUS))
+			if e.timeUS != 0 {
+				at.PutStr(spec.IncidentStartTime, rfc(e.timeUS))
+			}
 			at.PutDouble(spec.IncidentScore, 1)
 			evs := at.PutEmptySlice(spec.IncidentEvidence)
 			ev := evs.AppendEmpty().SetEmptyMap()
@@ -482,6 +614,14 @@ func (a *analysis) emitOOMs(sl plog.ScopeLogs, devs map[int64]*deviceState) {
 			a.putStack(at, e.stack)
 		}
 	}
+}
+
+// noteOf is "; <note>" for a stack without Python frames, else "".
+func (a *analysis) noteOf(stack uint32) string {
+	if n := a.siteInfo(stack).note; n != "" {
+		return "; " + n
+	}
+	return ""
 }
 
 // join sets the record's trace (and parent span) from user_metadata.

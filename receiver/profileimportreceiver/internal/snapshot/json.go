@@ -36,8 +36,13 @@ func decodeJSON(rd *reader, s *store) (value, error) {
 	}
 	var levels []level
 	var top value
+	// held is the items of the open arrays and objects (memory accounting).
+	var held int64
 	done := false
 	for !done {
+		if err := overBudget(rd.name, dec.InputOffset(), s.footprint()+held+int64(cap(levels))*(sizeSlice+8)); err != nil {
+			return value{}, err
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			if rd.err != nil && rd.err != io.ErrUnexpectedEOF {
@@ -55,11 +60,13 @@ func decodeJSON(rd *reader, s *store) (value, error) {
 			case '}':
 				l := levels[len(levels)-1]
 				levels = levels[:len(levels)-1]
+				held -= int64(cap(l.items)) * sizeValue
 				v = s.newCont(cDict)
 				s.setItems(v, l.items)
 			case ']':
 				l := levels[len(levels)-1]
 				levels = levels[:len(levels)-1]
+				held -= int64(cap(l.items)) * sizeValue
 				v = s.newCont(cList)
 				s.appendItems(v, l.items)
 			}
@@ -85,7 +92,10 @@ func decodeJSON(rd *reader, s *store) (value, error) {
 			top, done = v, true
 			continue
 		}
-		levels[len(levels)-1].items = append(levels[len(levels)-1].items, v)
+		l := &levels[len(levels)-1]
+		before := cap(l.items)
+		l.items = append(l.items, v)
+		held += int64(cap(l.items)-before) * sizeValue
 	}
 	return top, nil
 }

@@ -300,6 +300,11 @@ func decodeLong(b []byte) value {
 func (d *decoder) run() (value, error) {
 	r := d.r
 	for {
+		// Checked before every opcode: none allocates more than a few
+		// slots at once except the string readers, whose bytes are input.
+		if err := overBudget(r.name, r.offset(), d.footprint()); err != nil {
+			return value{}, err
+		}
 		op, err := r.byte()
 		if err != nil {
 			if r.offset() == 0 {
@@ -773,4 +778,40 @@ func unrawUnicode(s string) string {
 		sb.WriteByte(s[i])
 	}
 	return sb.String()
+}
+
+// ErrMemoryBudget is wrapped by the error for input that would make the
+// decoder hold more than its memory budget.
+var ErrMemoryBudget = errors.New("over the decoder's memory budget")
+
+// The memory budget of a decode: budgetFloor plus budgetFactor bytes per
+// input byte read so far. Real snapshots hold 1.4-3.3× the bytes read
+// (measured on testdata: the generator's pickles and JSON), while a byte or
+// two of pickle can ask for a few dozen bytes of state (an EMPTY_LIST is
+// one byte, a container and a stack slot), so a file made of such opcodes
+// is refused after a few MiB instead of holding ~70× its size. Counting
+// the bytes read so far rather than the file's size bounds memory at every
+// point of the decode, and works for gzip and readers of unknown size.
+const (
+	budgetFactor = 8
+	budgetFloor  = 4 << 20
+)
+
+// overBudget returns the error for a decode holding held bytes after read
+// input bytes, or nil while it is within the budget.
+func overBudget(name string, read, held int64) error {
+	limit := budgetFloor + budgetFactor*read
+	if held <= limit {
+		return nil
+	}
+	mib := func(n int64) int64 { return (n + 1<<20 - 1) >> 20 }
+	return fmt.Errorf("%s: byte %d: decoding would hold about %d MiB, over the %d MiB limit for this much input (%d× the %d bytes read + %d MiB): %w; a real CUDA memory snapshot decodes to a few times its size at most, so this file is crafted or corrupt and is not imported",
+		name, read, mib(held), mib(limit), budgetFactor, read, budgetFloor>>20, ErrMemoryBudget)
+}
+
+// footprint estimates the bytes the decoder holds: the store, the stack,
+// the marks and the memo.
+func (d *decoder) footprint() int64 {
+	return d.s.footprint() + int64(cap(d.stack)+cap(d.memo))*sizeValue + int64(cap(d.marks))*8 +
+		int64(len(d.sparse))*sizeMapEntry
 }

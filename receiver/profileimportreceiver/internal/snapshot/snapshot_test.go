@@ -308,8 +308,23 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte(`{"segments": [], "device_traces": [[{"action": "alloc", "addr": 1, "size": 2, "time_us": 3, "frames": [{"filename": "a.py", "line": 1, "name": "f"}]}]]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		res, err := Import(bytes.NewReader(b), "fuzz.pickle", Options{MaxBytes: 1 << 20})
-		if err == nil {
-			_ = res.Metrics.DataPointCount()
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.pickle: ") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		s := res.Summary
+		if s.ActiveBlocks > s.Blocks || s.LeakSuspects > 5 || s.Sites < 0 || s.Frames < 0 {
+			t.Fatalf("inconsistent summary %+v", s)
+		}
+		if n := res.Logs.LogRecordCount(); int64(n) != int64(s.LeakSuspects)+s.OOMs {
+			t.Fatalf("%d log records for %d leak suspects and %d OOMs", n, s.LeakSuspects, s.OOMs)
+		}
+		// Bounded output: per device, at most maxSitesPerDevice+1 sites
+		// and ~2×maxSeriesPoints history points per series.
+		if n := res.Metrics.DataPointCount(); n > max(s.Devices, 1)*(maxSitesPerDevice+1+4*(2*maxSeriesPoints+1)+2) {
+			t.Fatalf("%d metric points for %d devices", n, s.Devices)
 		}
 	})
 }

@@ -139,6 +139,38 @@ type store struct {
 	ids      []ids
 	idIdx    map[string]uint32
 	keyBuf   []byte
+	// used is the memory held by what the slices above point to (string
+	// bytes, list and dict items, interned stacks, map entries, replay
+	// state), charged as it is allocated; footprint adds the slices
+	// themselves. It is an estimate within a small factor, enough for the
+	// decoders to refuse input that builds far more than it weighs.
+	used int64
+}
+
+// Approximate sizes, in bytes, of what the store allocates per item.
+const (
+	sizeValue    = 16 // value
+	sizeKV       = 2 * sizeValue
+	sizeSlice    = 24 // a slice header
+	sizeStrHdr   = 16 // a string header
+	sizeMapEntry = 48 // key + value + a Go map's per-entry overhead, for small keys and values
+	sizeLive     = 40 + sizeMapEntry
+	sizeTrace    = 256 + 2*sizeMapEntry // a traceList and its two maps when empty
+	sizeOOM      = 96
+)
+
+// footprint estimates the bytes the store holds.
+func (s *store) footprint() int64 {
+	return s.used +
+		int64(cap(s.conts))*8 +
+		int64(cap(s.dicts)+cap(s.lists)+cap(s.stacks))*sizeSlice +
+		int64(cap(s.strs))*sizeStrHdr +
+		int64(cap(s.frames))*40 +
+		int64(cap(s.blocks))*48 +
+		int64(cap(s.segments))*104 +
+		int64(cap(s.entries))*56 +
+		int64(cap(s.traces))*8 +
+		int64(cap(s.ids))*24
 }
 
 func newStore() *store {
@@ -156,6 +188,7 @@ func newStore() *store {
 
 func (s *store) str(x string) value {
 	s.strs = append(s.strs, x)
+	s.used += int64(len(x))
 	return value{k: kStr, ref: uint32(len(s.strs) - 1)}
 }
 
@@ -236,7 +269,9 @@ func (s *store) setItems(c value, items []value) {
 				s.dicts = append(s.dicts, nil)
 				ct.ref = uint32(len(s.dicts) - 1)
 			}
+			before := cap(s.dicts[ct.ref])
 			s.dicts[ct.ref] = append(s.dicts[ct.ref], kv{k, v})
+			s.used += int64(cap(s.dicts[ct.ref])-before) * sizeKV
 		default:
 			// A frame (or an entry already replayed) given more keys later:
 			// nothing in a snapshot does this; the extra keys are ignored.
@@ -289,6 +324,7 @@ func (s *store) internFrame(f frame) uint32 {
 	s.frames = append(s.frames, f)
 	id := uint32(len(s.frames) - 1)
 	s.frameIdx[f] = id
+	s.used += sizeMapEntry + 40
 	return id
 }
 
@@ -306,6 +342,7 @@ func (s *store) internStack(fr []uint32) uint32 {
 	s.stacks = append(s.stacks, append([]uint32(nil), fr...))
 	id := uint32(len(s.stacks) - 1)
 	s.stackIdx[string(s.keyBuf)] = id
+	s.used += int64(len(fr))*8 + sizeMapEntry + sizeStrHdr // the frames, and the map key that repeats them
 	return id
 }
 
@@ -336,6 +373,7 @@ func (s *store) appendItems(c value, items []value) {
 			return
 		case cEntry:
 			s.traces = append(s.traces, newTraceList())
+			s.used += sizeTrace
 			ct.kind, ct.ref = cTrace, uint32(len(s.traces)-1)
 		}
 	}
@@ -357,6 +395,17 @@ func (s *store) appendItems(c value, items []value) {
 		}
 	case cTrace:
 		tl := s.traces[ct.ref]
+		stacks, ooms, pts := len(tl.allocBy), cap(tl.ooms), cap(tl.pts)
+		defer func() {
+			// Go maps do not shrink: charge the high-water mark of live
+			// allocations, not the current count.
+			if n := len(tl.live); n > tl.liveHigh {
+				s.used += int64(n-tl.liveHigh) * sizeLive
+				tl.liveHigh = n
+			}
+			s.used += int64(len(tl.allocBy)-stacks)*sizeMapEntry + int64(cap(tl.ooms)-ooms)*sizeOOM +
+				int64(cap(tl.pts)-pts)*24
+		}()
 		for _, it := range items {
 			ic := s.contOf(it)
 			if ic == nil || ic.kind != cEntry {
@@ -376,7 +425,9 @@ func (s *store) appendItems(c value, items []value) {
 			s.lists = append(s.lists, nil)
 			ct.ref = uint32(len(s.lists) - 1)
 		}
+		before := cap(s.lists[ct.ref])
 		s.lists[ct.ref] = append(s.lists[ct.ref], items...)
+		s.used += int64(cap(s.lists[ct.ref])-before) * sizeValue
 	}
 }
 
@@ -544,6 +595,7 @@ func (s *store) idFor(str string) uint32 {
 	id := uint32(len(s.ids) - 1)
 	if len(s.idIdx) < 1<<20 { // request ids repeat; a bounded cache is enough
 		s.idIdx[str] = id
+		s.used += sizeMapEntry
 	}
 	return id
 }

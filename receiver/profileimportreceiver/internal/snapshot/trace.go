@@ -40,6 +40,7 @@ type traceList struct {
 	ooms       []oomEvent
 	unmatched  int64 // frees of addresses the ring never saw allocated
 	hasTime    bool
+	liveHigh   int // most entries live has held (memory accounting)
 }
 
 func newTraceList() *traceList {
