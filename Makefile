@@ -181,6 +181,7 @@ FUZZ_TARGETS := \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseStartTime:400000x \
 	./receiver/profileimportreceiver/internal/kineto:FuzzParse:25000x \
 	./receiver/profileimportreceiver/internal/snapshot:FuzzImport:1500x \
+	./receiver/profileimportreceiver/internal/nsys:FuzzRows:40000x \
 	./processor/llmnormalizeprocessor:FuzzProcessMetrics:20000x
 
 fuzz:

@@ -74,13 +74,20 @@ type == "port" && !("llmops.io/scrape" in pod.annotations) && ({{ join " || " $m
 {{- toJson $names -}}
 {{- end -}}
 
-{{/* sending_queue and retry_on_failure of an exporter (dict: root, storage, forever). */}}
+{{/* timeout, sending_queue (persistent, bounded in bytes, batched after the queue) and retry_on_failure of an exporter (dict: root, storage, forever). */}}
 {{- define "otelcol-llmops.delivery" -}}
 {{- $x := .root.Values.exporters -}}
+timeout: {{ $x.timeout }}
 sending_queue:
   enabled: true
   storage: {{ .storage }}
-  queue_size: {{ $x.queueSize }}
+  sizer: bytes
+  queue_size: {{ mul (int $x.queueSizeMiB) 1048576 }}
+  batch:
+    flush_timeout: {{ $x.batch.flushTimeout }}
+    sizer: items
+    min_size: {{ int $x.batch.minSize }}
+    max_size: {{ int $x.batch.maxSize }}
 retry_on_failure:
   enabled: true
   initial_interval: {{ $x.retryOnFailure.initialInterval }}
@@ -122,7 +129,12 @@ prometheus_remote_write/backend:
   {{- end }}
   # No sending_queue in this exporter: its write-ahead log in the state
   # directory is the persistent queue, flushed every few seconds (the
-  # default is a minute).
+  # default is a minute). With its in-memory queue off, a batch is in the
+  # log before the pipeline is answered, so a killed agent loses nothing
+  # it acknowledged.
+  remote_write_queue:
+    enabled: false
+  timeout: {{ $x.timeout }}
   wal:
     directory: {{ printf "%s/prometheus-remote-write-wal" .walDir | toJson }}
     truncate_frequency: 5s
@@ -239,9 +251,6 @@ processors:
   # Engine-native names, units and aliases -> the unified spec.
   llmnormalize:
     unmapped_metrics: keep
-  batch:
-    send_batch_size: 8192
-    timeout: 1s
   {{- if $v.nodeNameAttribute }}
   # The node of this agent on everything it sends.
   transform/node:
@@ -362,22 +371,22 @@ service:
     # prefix-cache hit ratio and exemplars added.
     metrics:
       receivers: [rootcause]
-      processors: {{ toJson (concat $out (list "batch")) }}
+      processors: {{ toJson $out }}
       exporters: {{ include "otelcol-llmops.agentExporters" (dict "root" . "signal" "metrics") }}
     # Profiler and application spans: indexed by rootcause, and exported.
     traces:
       receivers: {{ toJson (concat $prof (list "otlp")) }}
-      processors: {{ toJson (concat (list "memory_limiter" "llmnormalize") $out (list "batch")) }}
+      processors: {{ toJson (concat (list "memory_limiter" "llmnormalize") $out) }}
       exporters: {{ toJson (concat (list "rootcause") (include "otelcol-llmops.agentExporters" (dict "root" . "signal" "traces") | fromJsonArray)) }}
     # Leak suspects and OOM records of profiles: indexed, and exported.
     logs:
       receivers: {{ toJson (concat $prof (list "otlp")) }}
-      processors: {{ toJson (concat (list "memory_limiter") $out (list "batch")) }}
+      processors: {{ toJson (concat (list "memory_limiter") $out) }}
       exporters: {{ toJson (concat (list "rootcause") (include "otelcol-llmops.agentExporters" (dict "root" . "signal" "logs") | fromJsonArray)) }}
     # Incidents.
     logs/incidents:
       receivers: [rootcause]
-      processors: {{ toJson (concat $out (list "batch")) }}
+      processors: {{ toJson $out }}
       exporters: {{ include "otelcol-llmops.agentExporters" (dict "root" . "signal" "incidents") }}
 {{- end -}}
 
@@ -428,9 +437,6 @@ processors:
       non_sampled_cache_size: {{ mul 2 (int $ts.numTraces) }}
     policies:
       {{- include "otelcol-llmops.gatewayPolicies" . | nindent 6 }}
-  batch:
-    send_batch_size: 8192
-    timeout: 1s
 
 exporters:
   debug:
@@ -464,16 +470,16 @@ service:
   pipelines:
     traces:
       receivers: [otlp]
-      processors: [memory_limiter, tail_sampling, batch]
+      processors: [memory_limiter, tail_sampling]
       exporters: {{ include "otelcol-llmops.gatewayExporters" (dict "root" . "signal" "traces") }}
     metrics:
       receivers: [otlp]
-      processors: [memory_limiter, batch]
+      processors: [memory_limiter]
       exporters: {{ include "otelcol-llmops.gatewayExporters" (dict "root" . "signal" "metrics") }}
     # Logs, incidents among them.
     logs:
       receivers: [otlp]
-      processors: [memory_limiter, batch]
+      processors: [memory_limiter]
       exporters: {{ include "otelcol-llmops.gatewayExporters" (dict "root" . "signal" "logs") }}
 {{- end -}}
 
