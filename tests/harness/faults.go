@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -97,4 +98,15 @@ func (b *RestartableBackend) Start() {
 func (b *RestartableBackend) Stop() {
 	b.t.Helper()
 	b.Collector.Stop(b.t)
+}
+
+// Kill ends the collector with SIGKILL, as the kernel's OOM killer or a
+// node's crash would: no shutdown, nothing flushed. It waits until the
+// process is gone; the test's cleanup then has nothing left to stop.
+func (c *Collector) Kill(t testing.TB) {
+	t.Helper()
+	c.stopOnce.Do(func() {
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.exited
+	})
 }
