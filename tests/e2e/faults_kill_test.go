@@ -348,4 +348,3 @@ func TestFaultImportKilled(t *testing.T) {
 		t.Errorf("the backend has %d distinct spans (%d duplicates), want the trace's %d exactly once", distinct, dups, total)
 	}
 }
-
