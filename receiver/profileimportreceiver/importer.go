@@ -349,8 +349,11 @@ func (im *importer) importFile(ctx context.Context, path, key string, w *watchRo
 		return consumeErr
 	})
 	if errors.Is(err, errReplaced) {
-		// Not the file's fault: it is looked at again on the next poll.
-		im.logger.Warn(kind+" replaced while it was imported; its data is dropped and the file is looked at again", zap.String("file", path))
+		// Not the file's fault: it is looked at again on the next poll
+		// (rate-limited: something may keep swapping it).
+		if im.warn.Allow(path + "|replaced") {
+			im.logger.Warn(kind+" replaced while it was imported; its data is dropped and the file is looked at again", zap.String("file", path))
+		}
 		return
 	}
 	if err != nil && consumeErr == nil {
