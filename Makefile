@@ -182,6 +182,8 @@ FUZZ_TARGETS := \
 	./receiver/profileimportreceiver/internal/kineto:FuzzParse:25000x \
 	./receiver/profileimportreceiver/internal/snapshot:FuzzImport:1500x \
 	./receiver/profileimportreceiver/internal/nsys:FuzzRows:40000x \
+	./receiver/llmenginereceiver:FuzzInfoModel:40000x \
+	./exporter/alertwebhookexporter:FuzzJudgeResponse:30000x \
 	./processor/llmnormalizeprocessor:FuzzProcessMetrics:20000x
 
 fuzz:

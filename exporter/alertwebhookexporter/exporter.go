@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -231,9 +230,6 @@ func (e *alertExporter) sendTo(ctx context.Context, t *target, ins []incident) e
 	return nil
 }
 
-// maxErrorBody is how much of a refusal's response body goes in the error.
-const maxErrorBody = 512
-
 func (e *alertExporter) post(ctx context.Context, t *target, body []byte, n int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
 	if err != nil {
@@ -255,36 +251,23 @@ func (e *alertExporter) post(ctx context.Context, t *target, body []byte, n int)
 		return fmt.Errorf("POST %s: %w", t.url, err)
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return nil
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
-		err := fmt.Errorf("POST %s: %s: %s", t.url, resp.Status, strings.TrimSpace(string(snippet)))
-		if d := retryAfter(resp.Header.Get("Retry-After")); d > 0 {
-			return exporterhelper.NewThrottleRetry(err, d)
-		}
-		return err
-	default:
-		// The receiver will not accept this however often it is sent.
+	// The start of the body for the error, then a bounded drain so that
+	// the connection can be reused (an endless body is cut: the
+	// connection is closed instead).
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+	maxWait := e.cfg.RetryConfig.MaxInterval
+	if maxWait <= 0 {
+		maxWait = defaultMaxRetryAfter
+	}
+	wait, err := judgeResponse(t.url, n, resp.StatusCode, resp.Status, resp.Header.Get("Retry-After"), snippet, maxWait, time.Now())
+	if consumererror.IsPermanent(err) {
 		e.telemetry.AlertwebhookIncidentsRejected.Add(ctx, int64(n))
-		return consumererror.NewPermanent(fmt.Errorf("POST %s refused %d incident(s): %s: %s", t.url, n, resp.Status,
-			strings.TrimSpace(string(snippet))))
 	}
-}
-
-func retryAfter(h string) time.Duration {
-	if h == "" {
-		return 0
+	if wait > 0 {
+		return exporterhelper.NewThrottleRetry(err, wait)
 	}
-	if s, err := strconv.Atoi(h); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return time.Until(t)
-	}
-	return 0
+	return err
 }
 
 // remember keeps firing alerts for re-sending and forgets resolved ones.

@@ -3,13 +3,11 @@ package llmenginereceiver // import "github.com/llmops-otel/otelcol-llmops/recei
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -32,6 +30,12 @@ const acceptHeader = "application/openmetrics-text;version=1.0.0;q=0.75,text/pla
 // infoRefresh is how often a target's model is re-read from its info
 // endpoint (TGI /info, llama.cpp /props), besides after a detected change.
 const infoRefresh = 10 * time.Minute
+
+// What an oversize body's error suggests.
+const (
+	scrapeHint = "raise max_body_size if this is expected"
+	infoHint   = "an info endpoint's answer is read up to 1 MiB (or max_body_size if smaller); set `model` on the target so that it is not read"
+)
 
 type target struct {
 	r        *engineReceiver
@@ -167,7 +171,7 @@ func (t *target) engineName() string {
 // left for the caller to discard: no partial data leaves a failed scrape.
 func (t *target) scrape(ctx context.Context, now time.Time, dst pmetric.MetricSlice) error {
 	t.buf.Reset()
-	contentType, err := t.fetchInto(ctx, &t.buf, t.endpoint, acceptHeader)
+	contentType, err := t.fetchInto(ctx, &t.buf, t.endpoint, acceptHeader, t.r.cfg.MaxBodySize, scrapeHint)
 	if err != nil {
 		return err
 	}
@@ -205,9 +209,11 @@ func (t *target) scrape(ctx context.Context, now time.Time, dst pmetric.MetricSl
 	return nil
 }
 
-// fetchInto GETs url into buf with a body limit and returns the
-// Content-Type.
-func (t *target) fetchInto(ctx context.Context, buf *bytes.Buffer, u, accept string) (string, error) {
+// fetchInto GETs url into buf, refusing a body over limit bytes (the
+// announced length, or what was read: a body without Content-Length is cut
+// at limit+1 bytes), and returns the Content-Type.
+// hint is what the error of an oversize body tells the operator to do.
+func (t *target) fetchInto(ctx context.Context, buf *bytes.Buffer, u, accept string, limit int64, hint string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", err
@@ -222,9 +228,8 @@ func (t *target) fetchInto(ctx context.Context, buf *bytes.Buffer, u, accept str
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return "", fmt.Errorf("%s answered %s", u, resp.Status)
 	}
-	limit := t.r.cfg.MaxBodySize
 	if resp.ContentLength > limit {
-		return "", fmt.Errorf("%s announced %d bytes, more than max_body_size (%d); raise max_body_size if this is expected", u, resp.ContentLength, limit)
+		return "", fmt.Errorf("%s announced %d bytes, more than the limit of %d; %s", u, resp.ContentLength, limit, hint)
 	}
 	if resp.ContentLength > 0 {
 		buf.Grow(int(resp.ContentLength))
@@ -233,7 +238,7 @@ func (t *target) fetchInto(ctx context.Context, buf *bytes.Buffer, u, accept str
 		return "", fmt.Errorf("reading %s: %w", u, err)
 	}
 	if int64(buf.Len()) > limit {
-		return "", fmt.Errorf("%s sent more than max_body_size (%d bytes); raise max_body_size if this is expected", u, limit)
+		return "", fmt.Errorf("%s sent more than the limit of %d bytes; %s", u, limit, hint)
 	}
 	return resp.Header.Get("Content-Type"), nil
 }
@@ -303,36 +308,15 @@ func (t *target) modelFromInfo() string {
 	var m string
 	var err error
 	if t.engine == spec.EngineTGI {
-		m, err = t.jsonField(ctx, "/info", func(raw []byte) (string, error) {
-			var v struct {
-				ModelID string `json:"model_id"`
-			}
-			return v.ModelID, json.Unmarshal(raw, &v)
-		})
+		m, err = t.jsonField(ctx, "/info", modelFromTGIInfo)
 	} else {
-		m, err = t.jsonField(ctx, "/props", func(raw []byte) (string, error) {
-			var v struct {
-				ModelPath string `json:"model_path"`
-				Alias     string `json:"model_alias"`
+		m, err = t.jsonField(ctx, "/props", modelFromLlamaCppProps)
+		if err != nil {
+			// Both reasons, should the fallback fail too.
+			perr := err
+			if m, err = t.jsonField(ctx, "/v1/models", modelFromModelList); err != nil {
+				err = errors.Join(perr, err)
 			}
-			err := json.Unmarshal(raw, &v)
-			if v.Alias != "" {
-				return v.Alias, err
-			}
-			return path.Base(v.ModelPath), err
-		})
-		if err != nil || m == "" || m == "." {
-			m, err = t.jsonField(ctx, "/v1/models", func(raw []byte) (string, error) {
-				var v struct {
-					Data []struct {
-						ID string `json:"id"`
-					} `json:"data"`
-				}
-				if err := json.Unmarshal(raw, &v); err != nil || len(v.Data) == 0 {
-					return "", errors.Join(err, errors.New("no models listed"))
-				}
-				return v.Data[0].ID, nil
-			})
 		}
 	}
 	if err != nil {
@@ -353,7 +337,7 @@ func (t *target) jsonField(ctx context.Context, p string, decode func([]byte) (s
 	}
 	u.Path, u.RawQuery = p, ""
 	var body bytes.Buffer
-	if _, err := t.fetchInto(ctx, &body, u.String(), "application/json"); err != nil {
+	if _, err := t.fetchInto(ctx, &body, u.String(), "application/json", min(maxInfoBody, t.r.cfg.MaxBodySize), infoHint); err != nil {
 		return "", err
 	}
 	return decode(body.Bytes())

@@ -25,6 +25,10 @@ const maxParseWorkers = 16
 type Config struct {
 	// Include are glob patterns of trace files (e.g. vLLM's
 	// VLLM_TORCH_PROFILER_DIR/*.pt.trace.json.gz). Exclude removes matches.
+	// A match is imported only if it lies, symbolic links followed, inside
+	// its pattern's watched directory: the static prefix before the first
+	// wildcard, resolved once when it first exists (see confine.go and the
+	// README); a link to outside is refused, not opened.
 	Include []string `mapstructure:"include"`
 	Exclude []string `mapstructure:"exclude"`
 	// PollInterval is how often the patterns are listed.

@@ -1,9 +1,11 @@
 package profileimportreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver"
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,6 +44,10 @@ type importer struct {
 	metrics consumer.Metrics
 	logs    consumer.Logs
 
+	// roots are the watched directories, one per include pattern (shared
+	// by patterns with the same one); only the poll goroutine uses them.
+	roots []*watchRoot
+
 	client   storage.Client
 	pending  map[string]observation // path → last observation, while settling
 	done     map[string]bool        // keys imported or failed this run (storage-less memory)
@@ -65,7 +71,11 @@ func newImporter(cfg *Config, set receiver.Settings) (*importer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &importer{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, warn: ratelimit.New(time.Minute),
+	roots, err := newWatchRoots(cfg.Include)
+	if err != nil {
+		return nil, err
+	}
+	return &importer{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, warn: ratelimit.New(time.Minute), roots: roots,
 		pending: map[string]observation{}, done: map[string]bool{}, inflight: map[string]bool{}, progress: map[string]progress{}, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
@@ -106,6 +116,9 @@ func (im *importer) Shutdown(ctx context.Context) error {
 		im.cancel()
 	}
 	im.wg.Wait()
+	for _, w := range im.roots {
+		w.close()
+	}
 	if im.client != nil {
 		return im.client.Close(ctx)
 	}
@@ -125,21 +138,33 @@ func (im *importer) run(ctx context.Context) {
 	}
 }
 
-// candidates lists the files the patterns match now, sorted.
-func (im *importer) candidates() []string {
+// candidate is a matched file and the watched directory of the pattern
+// that matched it first.
+type candidate struct {
+	path string
+	root *watchRoot
+}
+
+// candidates lists the files the patterns match now, sorted. A pattern
+// whose directory does not exist (yet) matches nothing.
+func (im *importer) candidates() []candidate {
 	seen := map[string]bool{}
-	var out []string
-	for _, p := range im.cfg.Include {
+	var out []candidate
+	for i, p := range im.cfg.Include {
+		w := im.roots[i]
+		if err := w.refresh(); err != nil || w.root == nil {
+			continue
+		}
 		matches, _ := filepath.Glob(p)
 		for _, m := range matches {
 			if seen[m] || !isTraceFile(m) || im.excluded(m) {
 				continue
 			}
 			seen[m] = true
-			out = append(out, m)
+			out = append(out, candidate{path: m, root: w})
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out
 }
 
@@ -175,12 +200,23 @@ func fileKey(path string, fi os.FileInfo) string {
 func (im *importer) poll(ctx context.Context) {
 	now := time.Now()
 	live := map[string]bool{}
-	for _, path := range im.candidates() {
+	for _, c := range im.candidates() {
 		if ctx.Err() != nil {
 			return
 		}
+		path := c.path
 		live[path] = true
-		fi, err := os.Stat(path)
+		real, rel, err := c.root.locate(path)
+		if errors.Is(err, errOutside) {
+			im.refuse(ctx, path, real, c.root)
+			continue
+		}
+		if err != nil {
+			continue // gone, or a dangling link: as a file that is not there
+		}
+		// Through the root: a link swapped in since locate that leaves
+		// the directory fails here.
+		fi, err := c.root.root.Stat(rel)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
@@ -204,6 +240,15 @@ func (im *importer) poll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+		// Opened here, through the root, and checked to be the file that
+		// settled: the import reads this open file, whatever the name
+		// points to by then.
+		f, st, err := c.root.open(rel, fi)
+		if err != nil {
+			<-im.sem
+			continue // changed or replaced: the next poll looks again
+		}
+		w := c.root
 		im.mu.Lock()
 		im.inflight[key] = true
 		im.mu.Unlock()
@@ -216,7 +261,8 @@ func (im *importer) poll(ctx context.Context) {
 				im.mu.Unlock()
 				<-im.sem
 			}()
-			im.importFile(ctx, path, key, fi)
+			defer f.Close()
+			im.importFile(ctx, path, key, w, f, st)
 		}()
 	}
 	for path := range im.pending {
@@ -330,13 +376,33 @@ const spanBatchSize = 2000
 // importFile parses and emits one file. The rule on errors is all or
 // nothing: a file that cannot be read to its end emits nothing, is
 // recorded as failed (not retried until it changes), and is reported.
-func (im *importer) importFile(ctx context.Context, path, key string, fi os.FileInfo) {
+//
+// f is the file, opened and checked by the poll; path names it in the
+// signals and logs. Kineto traces are read from f; memory snapshots and
+// Nsight exports are opened again by name by their importers, so their
+// result is used only if path still names f afterwards.
+func (im *importer) importFile(ctx context.Context, path, key string, w *watchRoot, f *os.File, fi os.FileInfo) {
 	if fi.Size() > im.cfg.MaxFileSize {
 		im.fail(ctx, path, key, fmt.Errorf("%d bytes exceeds max_file_size (%d)", fi.Size(), im.cfg.MaxFileSize))
 		return
 	}
 	start := time.Now()
-	kind, produce := im.producerFor(path)
+	kind, err := fileKind(path, f)
+	if err != nil {
+		im.fail(ctx, path, key, fmt.Errorf("%s: %w", path, err))
+		return
+	}
+	produce := im.producerFor(path, kind, f)
+	if kind != kindProfile {
+		byName := produce
+		produce = func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+			md, ld, fields, err := byName(emit)
+			if !stillNames(w, path, fi) {
+				return pmetric.NewMetrics(), plog.NewLogs(), nil, errReplaced
+			}
+			return md, ld, fields, err
+		}
+	}
 	im.mu.Lock()
 	traces, metrics, logs := im.traces, im.metrics, im.logs
 	im.mu.Unlock()
@@ -364,6 +430,16 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 		}
 		return consumeErr
 	})
+	if errors.Is(err, errReplaced) {
+		// Not the file's fault: it is looked at again on the next poll
+		// (rate-limited: something may keep swapping it). Its new version
+		// is a new key: this one's progress is of no further use.
+		im.clearProgress(ctx, key)
+		if im.warn.Allow(path + "|replaced") {
+			im.logger.Warn(kind+" replaced while it was imported; its data is dropped and the file is looked at again", zap.String("file", path))
+		}
+		return
+	}
 	if err != nil && consumeErr == nil {
 		im.clearProgress(ctx, key)
 		im.fail(ctx, path, key, err)
@@ -415,37 +491,82 @@ func (im *importer) importFile(ctx context.Context, path, key string, fi os.File
 // the import's log line. An error it returns is the file's: all or nothing.
 type producer func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error)
 
-// producerFor picks the importer of a file: a CUDA memory snapshot (no
-// spans), an Nsight Systems export, or a PyTorch profiler (Kineto) trace.
-func (im *importer) producerFor(path string) (string, producer) {
-	switch {
-	case snapshot.IsSnapshotFile(path):
-		return "memory snapshot", func(func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+// errReplaced says the name of a file imported by name no longer names the
+// file that was checked.
+var errReplaced = errors.New("the file was replaced while it was imported")
+
+// producerFor returns the importer of a file of the given kind (fileKind):
+// a CUDA memory snapshot (no spans), an Nsight Systems export, or a
+// PyTorch profiler (Kineto) trace, read from f.
+func (im *importer) producerFor(path, kind string, f *os.File) producer {
+	switch kind {
+	case kindSnapshot:
+		return func(func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+			// By name: ImportFile also takes the file's modification time
+			// as the snapshot's time when it records none.
 			res, err := snapshot.ImportFile(path, snapshot.Options{MaxBytes: im.cfg.MaxDecompressedSize,
 				LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes})
 			return res.Metrics, res.Logs, []zap.Field{zap.Int64("segments", res.Summary.Segments),
 				zap.Int64("outstanding_bytes", res.Summary.OutstandingBytes)}, err
 		}
-	case nsys.IsNsysFile(path):
-		return "Nsight Systems export", func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+	case kindNsys:
+		return func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+			// By name: the SQLite driver opens a path.
 			res, err := nsys.ImportFile(path, nsys.Options{SpanBudget: im.cfg.SpanBudget, LeakSuspects: im.cfg.LeakSuspects,
 				MinLeakBytes: im.cfg.MinLeakBytes}, spanBatchSize, emit)
 			return res.Metrics, res.Logs, []zap.Field{zap.Int64("kernels", res.Summary.Kernels)}, err
 		}
 	}
-	return "profile", func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
+	return func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
 		b := profile.NewBuilder(profile.Options{
 			MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
 			LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
 		})
 		// The events are parsed by parse_workers goroutines and handed to
 		// the builder in file order on this one.
-		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize, Workers: im.cfg.ParseWorkers}, b)
+		md, err := parseOpened(path, f, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize, Workers: im.cfg.ParseWorkers}, b)
 		if err != nil {
 			return pmetric.NewMetrics(), plog.NewLogs(), nil, err
 		}
 		res, err := b.FinishBatches(md, path, spanBatchSize, emit)
 		return res.Metrics, res.Logs, []zap.Field{zap.Int64("events", md.Events)}, err
+	}
+}
+
+// parseOpened is kineto.ParseFile on an open file: decompressed if it is
+// gzipped (by magic), parsed, errors naming path.
+func parseOpened(path string, f *os.File, opts kineto.Options, h kineto.Handler) (kineto.Metadata, error) {
+	r, err := kineto.Open(io.NewSectionReader(f, 0, 1<<62))
+	if err != nil {
+		return kineto.Metadata{Rank: -1, WorldSize: -1}, fmt.Errorf("%s: %w", path, err)
+	}
+	if opts.Workers > 1 {
+		if st, err := f.Stat(); err == nil {
+			_, gz := r.(*gzip.Reader)
+			opts.Workers = kineto.WorkersFor(st.Size(), gz, opts.Workers)
+		}
+	}
+	md, err := kineto.Parse(r, opts, h)
+	if err != nil {
+		return md, fmt.Errorf("%s: %w", path, err)
+	}
+	return md, nil
+}
+
+// refuse reports a matched file that resolves outside its watched
+// directory, once per link and target: remembered (and counted in
+// profileimport_files_failed) like a failed file, at warn level since the
+// collector did nothing wrong. It is never opened.
+func (im *importer) refuse(ctx context.Context, path, real string, w *watchRoot) {
+	key := path + "|outside|" + real
+	if im.seen(ctx, key) {
+		return
+	}
+	im.remember(ctx, key, "refused: resolves to "+real+", outside "+w.real)
+	im.telemetry.ProfileimportFilesFailed.Add(ctx, 1)
+	if im.warn.Allow(path) {
+		im.logger.Warn("profile file not imported: it is a symbolic link (or is reached through one) to a file outside the watched directory of its include pattern; it is not opened, and not looked at again while it points there. Move the file into the directory, or add an include pattern for where it is",
+			zap.String("file", path), zap.String("target", real), zap.String("directory", w.real))
 	}
 }
 

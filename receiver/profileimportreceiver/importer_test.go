@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
@@ -107,6 +108,11 @@ type running struct {
 // start runs one receiver (all three signals sharing one importer) on dir.
 func start(t *testing.T, dir string, st *memStorage, mutate func(*Config)) running {
 	t.Helper()
+	return startWith(t, dir, st, mutate, receivertest.NewNopSettings(metadata.Type))
+}
+
+func startWith(t *testing.T, dir string, st *memStorage, mutate func(*Config), set receiver.Settings) running {
+	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Include = []string{filepath.Join(dir, "*.json"), filepath.Join(dir, "*.json.gz")}
 	cfg.PollInterval = 20 * time.Millisecond
@@ -123,7 +129,6 @@ func start(t *testing.T, dir string, st *memStorage, mutate func(*Config)) runni
 	}
 	r := running{traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink)}
 	f := NewFactory()
-	set := receivertest.NewNopSettings(metadata.Type)
 	ctx := context.Background()
 	tr, err := f.CreateTraces(ctx, set, cfg, r.traces)
 	if err != nil {
