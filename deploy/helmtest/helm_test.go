@@ -544,8 +544,10 @@ func checkGateway(t *testing.T, r rendering) {
 	}
 	used := checkPipelines(t, "gateway", r.gw)
 	checkDelivery(t, "gateway", r.gw)
-	if got := strs(Get(r.gw, "service", "pipelines", "traces", "processors")); !slices.Equal(got, []string{"memory_limiter", "tail_sampling", "batch"}) {
-		t.Errorf("gateway traces processors %v, want [memory_limiter tail_sampling batch]", got)
+	// No batch processor: the exporters batch after their persistent
+	// queues (TestDurableExporters).
+	if got := strs(Get(r.gw, "service", "pipelines", "traces", "processors")); !slices.Equal(got, []string{"memory_limiter", "tail_sampling"}) {
+		t.Errorf("gateway traces processors %v, want [memory_limiter tail_sampling]", got)
 	}
 	profiles := false
 	for _, pol := range list(Get(r.gw, "processors", "tail_sampling", "policies")) {
@@ -619,16 +621,16 @@ func TestMonitoring(t *testing.T) {
 // configuration (maps merge, lists replace).
 func TestConfigValueMerged(t *testing.T) {
 	objs := Documents(t, MustTemplate(t,
-		"--set", "config.processors.batch.timeout=5s",
-		"--set-json", `config.service.pipelines.logs/incidents.processors=["batch"]`))
+		"--set", "config.processors.memory_limiter.check_interval=5s",
+		"--set-json", `config.service.pipelines.logs/incidents.processors=["memory_limiter"]`))
 	var cfg map[string]any
 	if err := yaml.Unmarshal([]byte(CollectorConfigs(t, objs)[Release]), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if Get(cfg, "processors", "batch", "timeout") != "5s" || Get(cfg, "processors", "batch", "send_batch_size") == nil {
-		t.Errorf("batch after the merge: %v", Get(cfg, "processors", "batch"))
+	if Get(cfg, "processors", "memory_limiter", "check_interval") != "5s" || Get(cfg, "processors", "memory_limiter", "limit_percentage") == nil {
+		t.Errorf("memory_limiter after the merge: %v", Get(cfg, "processors", "memory_limiter"))
 	}
-	if got := strs(Get(cfg, "service", "pipelines", "logs/incidents", "processors")); !slices.Equal(got, []string{"batch"}) {
+	if got := strs(Get(cfg, "service", "pipelines", "logs/incidents", "processors")); !slices.Equal(got, []string{"memory_limiter"}) {
 		t.Errorf("a list in config does not replace: %v", got)
 	}
 	if Get(cfg, "service", "pipelines", "logs/incidents", "receivers") == nil {
