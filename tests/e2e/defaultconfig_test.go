@@ -58,14 +58,14 @@ func TestExampleConfigsValidate(t *testing.T) {
 	for _, path := range matches {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			args := []string{"validate", "--config", path}
-			// The prometheus-* examples are overlays of the shipped
-			// configuration (their headers say so), not configurations
-			// of their own.
-			if strings.HasPrefix(filepath.Base(path), "prometheus-") {
+			// Most examples are overlays of the shipped configuration
+			// (their headers say so), not configurations of their own.
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), "An overlay of the shipped configuration") {
 				args = []string{"validate", "--config", filepath.Join(harness.RepoRoot(t), "distro", "config.yaml"), "--config", path}
 			}
 			cmd := exec.Command(harness.Binary(t), args...)
-			cmd.Env = append(os.Environ(), "K8S_NODE_NAME=gpu-node-7", "LLMOPS_PROMETHEUS_REMOTE_WRITE_URL=http://127.0.0.1:9090/api/v1/write")
+			cmd.Env = append(os.Environ(), "K8S_NODE_NAME=gpu-node-7", "LLMOPS_PROMETHEUS_REMOTE_WRITE_URL=http://127.0.0.1:9090/api/v1/write",
+				"LLMOPS_OTLP_BACKEND=127.0.0.1:4317", "LLMOPS_ALERTMANAGER_URL=http://127.0.0.1:9093")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
