@@ -37,7 +37,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.bin, "bin", "", "the distro binary (default ../_build/otelcol-llmops, from the repository root)")
+	flag.StringVar(&o.bin, "bin", "", "the distro binary (default ../_build/otelcol-llmops, i.e. the repository root's _build)")
 	flag.StringVar(&o.fakenvml, "fakenvml", "", "the fake NVML library (default ../_build/fakenvml/libnvidia-ml.so.1; `make fakenvml` builds it)")
 	flag.DurationVar(&o.duration, "duration", 5*time.Minute, "measured load window, after the warm-up")
 	flag.DurationVar(&o.warmup, "warmup", 30*time.Second, "load before the measured window")

@@ -121,6 +121,13 @@ func report(o options, idle, load []sample, drain sample, tr *traffic, sk *sink,
 	fmt.Printf("  delivered to the sink: points/s %.0f, spans/s %.0f, log records (incidents, ...) %d in all\n",
 		rate(func(s sample) float64 { return float64(s.sinkPoints) }),
 		rate(func(s sample) float64 { return float64(s.sinkSpans) }), drain.sinkLogs)
+	var peakHeap float64
+	for _, s := range win {
+		peakHeap = max(peakHeap, s.tel.sum("otelcol_process_runtime_heap_alloc_bytes"))
+	}
+	fmt.Printf("  Go heap  allocated (live and not yet collected): peak %.1f MiB, final %.1f MiB; runtime total sys %.1f MiB\n",
+		peakHeap/(1<<20), last.tel.sum("otelcol_process_runtime_heap_alloc_bytes")/(1<<20),
+		last.tel.sum("otelcol_process_runtime_total_sys_memory_bytes")/(1<<20))
 	var peakQ, capQ float64
 	for _, s := range load {
 		peakQ = max(peakQ, s.tel.sum("otelcol_exporter_queue_size"))
@@ -131,9 +138,9 @@ func report(o options, idle, load []sample, drain sample, tr *traffic, sk *sink,
 	// Losses over the whole run (warm-up and drain included).
 	accepted := drain.tel.sum("otelcol_receiver_accepted_spans", `receiver="otlp"`)
 	missingSpans := accepted - float64(drain.sinkSpans)
-	fmt.Printf("  dropped/refused: exporter send failed %.0f, enqueue failed %.0f, receiver refused %.0f, processor refused %.0f\n",
+	fmt.Printf("  dropped/refused: exporter send failed %.0f, enqueue failed %.0f, receiver refused %.0f, processor refused %.0f (memory_limiter %.0f)\n",
 		drain.tel.sum("otelcol_exporter_send_failed_"), drain.tel.sum("otelcol_exporter_enqueue_failed_"),
-		drain.tel.sum("otelcol_receiver_refused_"), drain.tel.sum("otelcol_processor_refused_"))
+		drain.tel.sum("otelcol_receiver_refused_"), drain.tel.sum("otelcol_processor_refused_"), limiterRefused(drain.tel))
 	fmt.Printf("  spans: %d acknowledged to the generator, %.0f accepted by the agent, %d at the sink after draining (%.0f missing); %d refused to the generator, %d batches not sent in time\n",
 		tr.sent.Load(), accepted, drain.sinkSpans, missingSpans, tr.failed.Load(), tr.miss.Load())
 	if e, ok := tr.lastErr.Load().(string); ok {

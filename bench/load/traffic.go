@@ -48,7 +48,7 @@ type traffic struct {
 	seq                atomic.Uint64
 }
 
-const trafficWorkers = 4
+const trafficWorkers = 8
 
 func newTraffic(endpoint string, rate, batchSize int) (*traffic, error) {
 	conn, err := grpc.NewClient(endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
