@@ -80,6 +80,32 @@ ecc gpu=0 at=40 corrected=3 uncorrected=1
 ecc gpu=1 at=10 corrected=7   # GPU 1 is registered for double-bit events only: no event on the first set
 `
 
+// The many-procs scenario: a node as busy as the load benchmark's
+// (bench/load): manyGPUs GPUs with manyProcsPerGPU processes each, 512 in
+// all, more than the library held before (256).
+const (
+	manyGPUs        = 8
+	manyProcsPerGPU = 64
+)
+
+// manyPid is the pid of process p on GPU g; manyMemory its memory.
+func manyPid(g, p int) uint32     { return uint32(100000 + g*1000 + p) }
+func manyMemory(g, p int) float64 { return float64(64+g*8+p) * mib }
+
+func manyProcsScenario() string {
+	var b strings.Builder
+	for g := range manyGPUs {
+		fmt.Fprintf(&b, "gpu index=%d util=50 util_amplitude=20 util_period=30\n", g)
+	}
+	for g := range manyGPUs {
+		for p := range manyProcsPerGPU {
+			fmt.Fprintf(&b, "process gpu=%d pid=%d name=worker-%d-%d memory=%d sm_util=%d mem_util=%d\n",
+				g, manyPid(g, p), g, p, int64(manyMemory(g, p)), p%100, (p+g)%100)
+		}
+	}
+	return b.String()
+}
+
 // TestFakeNVML compiles the library and runs each scenario in a child process.
 func TestFakeNVML(t *testing.T) {
 	gcc, err := exec.LookPath("gcc")
@@ -104,6 +130,7 @@ func TestFakeNVML(t *testing.T) {
 	behaviour := write("behaviour.scenario", behaviourScenario)
 	refcount := write("refcount.scenario", refcountScenario)
 	ecc := write("ecc.scenario", eccScenario)
+	manyProcs := write("many-procs.scenario", manyProcsScenario())
 	e2e, err := filepath.Abs("scenarios/e2e.scenario")
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +147,7 @@ func TestFakeNVML(t *testing.T) {
 		{"behaviour", behaviour},
 		{"refcount", refcount},
 		{"ecc", ecc},
+		{"many-procs", manyProcs},
 		{"e2e", e2e},
 		{"demo", demo},
 	}
@@ -313,6 +341,8 @@ func TestFakeNVMLChild(t *testing.T) {
 		childRefcount(t, lib)
 	case "ecc":
 		childECC(t, lib)
+	case "many-procs":
+		childManyProcs(t, lib)
 	case "e2e":
 		childE2E(t, lib)
 	case "demo":
@@ -1303,4 +1333,47 @@ func childECC(t *testing.T, lib nvml.Interface) {
 	wantRet(t, "Wait(0) on drained set 2", ret, nvml.ERROR_TIMEOUT)
 	must(t, "EventSet.Free", set.Free())
 	must(t, "EventSet.Free(2)", set2.Free())
+}
+
+// childManyProcs: every one of the 512 processes of manyProcsScenario is
+// listed on its GPU with its memory, has a name, and has a utilization
+// sample per scenario second; device memory counts all of them.
+func childManyProcs(t *testing.T, lib nvml.Interface) {
+	clk := initClock(t, lib)
+	defer func() { must(t, "Shutdown", lib.Shutdown()) }()
+	h := handles(t, lib, manyGPUs)
+	clk.waitUntil(3) // a few utilization samples
+	for g := range manyGPUs {
+		procs, ret := h[g].GetComputeRunningProcesses()
+		must(t, fmt.Sprintf("GPU %d GetComputeRunningProcesses", g), ret)
+		if len(procs) != manyProcsPerGPU {
+			t.Fatalf("GPU %d lists %d processes, want %d", g, len(procs), manyProcsPerGPU)
+		}
+		var sum float64
+		for p, pi := range procs {
+			eq(t, fmt.Sprintf("GPU %d process %d pid", g, p), pi.Pid, manyPid(g, p))
+			eq(t, fmt.Sprintf("GPU %d pid %d memory", g, pi.Pid), float64(pi.UsedGpuMemory), manyMemory(g, p))
+			sum += manyMemory(g, p)
+		}
+		mem, ret := h[g].GetMemoryInfo_v2()
+		must(t, "GetMemoryInfo_v2", ret)
+		eq(t, fmt.Sprintf("GPU %d used memory", g), float64(mem.Used), sum)
+
+		samples, ret := processUtilization(h[g], 0)
+		must(t, fmt.Sprintf("GPU %d GetProcessUtilization", g), ret)
+		seen := map[uint32]int{}
+		for _, s := range samples {
+			seen[s.Pid]++
+		}
+		for p := range manyProcsPerGPU {
+			if seen[manyPid(g, p)] < 2 {
+				t.Errorf("GPU %d pid %d: %d utilization samples after 3 scenario seconds, want at least 2",
+					g, manyPid(g, p), seen[manyPid(g, p)])
+			}
+		}
+	}
+	last := manyPid(manyGPUs-1, manyProcsPerGPU-1)
+	name, ret := lib.SystemGetProcessName(int(last))
+	must(t, "SystemGetProcessName of the last process", ret)
+	eq(t, "name of the last process", name, fmt.Sprintf("worker-%d-%d", manyGPUs-1, manyProcsPerGPU-1))
 }
