@@ -38,6 +38,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './$(BUILD_DIR)/*' -not -pa
 
 ENGINEREPLAY  := $(BUILD_DIR)/enginereplay
 DEMO_DURATION ?= 0
+LOAD_DURATION ?= 5m
 
 # Helm for the chart in deploy/helm (lint, render, deploy/manifests), from the
 # Go module proxy into a cache outside the repository, keyed by version;
@@ -217,12 +218,15 @@ generate: $(MDATAGEN)
 	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md docs/engine-mappings.md docs/prometheus-names.md
 	$(GO) run ./internal/dashboards/cmd/dashgen -out distro/grafana
 
-bench: $(FAKENVML)
+bench: build $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
 	cd bench && $(GO) run ./llmengine
 	cd bench && $(GO) run ./llmnormalize
 	cd bench && $(GO) run ./profileimport
 	cd bench && $(GO) run ./snapshot
+	# The built agent under a full node's load for 5 minutes (about 7 with
+	# its idle phase): LOAD_DURATION=30s for a quick run.
+	cd bench && $(GO) run ./load -duration $(LOAD_DURATION)
 
 clean:
 	rm -rf $(BUILD_DIR)
