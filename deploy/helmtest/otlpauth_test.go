@@ -66,7 +66,7 @@ func checkReceiverSecurity(t *testing.T, what string, cfg map[string]any, tls, a
 
 // checkSecretVolumes: the pod mounts the Secrets where the configuration
 // reads them, read-only.
-func checkSecretVolumes(t *testing.T, what string, pod, ctr map[string]any, tlsSecret, authSecret string) {
+func checkSecretVolumes(t *testing.T, what string, pod, ctr map[string]any, tlsSecret, authSecret, authKey string) {
 	t.Helper()
 	vols := map[string]any{}
 	for _, v := range list(pod["volumes"]) {
@@ -92,8 +92,8 @@ func checkSecretVolumes(t *testing.T, what string, pod, ctr map[string]any, tlsS
 	}
 	if authSecret != "" {
 		items := list(Get(vols["otlp-auth"], "secret", "items"))
-		if len(items) != 1 || Get(items[0], "key") != "token" || Get(items[0], "path") != "token" {
-			t.Errorf("%s: otlp-auth items %v, want the key token as the file token", what, items)
+		if len(items) != 1 || Get(items[0], "key") != authKey || Get(items[0], "path") != "token" {
+			t.Errorf("%s: otlp-auth items %v, want the key %s as the file token", what, items, authKey)
 		}
 	}
 }
@@ -123,11 +123,11 @@ func TestOTLPReceiverTLSAndAuth(t *testing.T) {
 	}
 
 	pod, ctr := daemonSetContainer(t, r.objs)
-	checkSecretVolumes(t, "DaemonSet", pod, ctr, "otelcol-llmops-otlp-tls", "otelcol-llmops-otlp-token")
+	checkSecretVolumes(t, "DaemonSet", pod, ctr, "otelcol-llmops-otlp-tls", "otelcol-llmops-otlp-token", "token")
 	dep := one(t, r.objs, "Deployment")
 	gpod, _ := Get(dep, "spec", "template", "spec").(map[string]any)
 	gctr, _ := Get(gpod, "containers", 0).(map[string]any)
-	checkSecretVolumes(t, "gateway Deployment", gpod, gctr, "otelcol-llmops-otlp-tls", "otelcol-llmops-otlp-token")
+	checkSecretVolumes(t, "gateway Deployment", gpod, gctr, "otelcol-llmops-otlp-tls", "otelcol-llmops-otlp-token", "token")
 }
 
 func TestOTLPReceiverAuthAlone(t *testing.T) {
@@ -140,20 +140,13 @@ func TestOTLPReceiverAuthAlone(t *testing.T) {
 		t.Error("bearertokenauth/gateway without the gateway")
 	}
 	pod, ctr := daemonSetContainer(t, r.objs)
-	for _, v := range list(pod["volumes"]) {
-		if Get(v, "name") == "otlp-auth" {
-			if items := list(Get(v, "secret", "items")); len(items) != 1 || Get(items[0], "key") != "otlp" || Get(items[0], "path") != "token" {
-				t.Errorf("otlp-auth items %v, want the key otlp as the file token", items)
-			}
-		}
-	}
-	checkSecretVolumes(t, "DaemonSet", pod, ctr, "", "apps-token")
+	checkSecretVolumes(t, "DaemonSet", pod, ctr, "", "apps-token", "otlp")
 
 	// The defaults: neither.
 	d := render(t, "deploy/helm/otelcol-llmops/ci/defaults-values.yaml")
 	checkReceiverSecurity(t, "agent (defaults)", d.agent, false, false)
 	pod, ctr = daemonSetContainer(t, d.objs)
-	checkSecretVolumes(t, "DaemonSet (defaults)", pod, ctr, "", "")
+	checkSecretVolumes(t, "DaemonSet (defaults)", pod, ctr, "", "", "")
 }
 
 // TestOTLPSecurityMisconfigured: what cannot work fails the rendering and
