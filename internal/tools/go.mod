@@ -2,9 +2,12 @@
 // dependencies never leak into the distribution.
 module github.com/llmops-otel/otelcol-llmops/internal/tools
 
-go 1.25.0
+go 1.26.0
 
-tool go.opentelemetry.io/collector/cmd/mdatagen
+tool (
+	go.opentelemetry.io/collector/cmd/mdatagen
+	golang.org/x/vuln/cmd/govulncheck
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -38,8 +41,11 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/mod v0.39.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/telemetry v0.0.0-20261010193011-f71dc92da45e // indirect
 	golang.org/x/text v0.40.0 // indirect
-	golang.org/x/tools v0.48.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+	golang.org/x/vuln v1.9.0 // indirect
 )

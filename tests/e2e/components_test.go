@@ -17,7 +17,7 @@ var wantComponents = map[string][]string{
 	"receivers":  {"otlp", "prometheus", "receiver_creator", "nvml", "llmengine", "profileimport"},
 	"processors": {"batch", "memory_limiter", "transform", "filter", "tail_sampling", "llmnormalize"},
 	"exporters":  {"otlp_grpc", "otlp_http", "debug", "file", "prometheus", "prometheus_remote_write", "alertwebhook"},
-	"extensions": {"health_check", "pprof", "file_storage", "k8s_observer"},
+	"extensions": {"health_check", "pprof", "file_storage", "k8s_observer", "bearertokenauth"},
 	"connectors": {"span_metrics", "rootcause"},
 }
 

@@ -152,6 +152,7 @@ prometheus_remote_write/backend:
 
 {{- define "otelcol-llmops.agentConfig" -}}
 {{- $v := .Values -}}
+{{- include "otelcol-llmops.checkOTLPSecurity" . -}}
 {{- $p := include "otelcol-llmops.paths" . | fromYaml -}}
 {{- $in := list -}}
 {{- if $v.nvml.enabled }}{{ $in = append $in "nvml" }}{{ end -}}
@@ -237,10 +238,7 @@ receivers:
   {{- end }}
   otlp:
     protocols:
-      grpc:
-        endpoint: {{ printf "${env:K8S_POD_IP}:%d" (int $v.ports.otlpGrpc) | toJson }}
-      http:
-        endpoint: {{ printf "${env:K8S_POD_IP}:%d" (int $v.ports.otlpHttp) | toJson }}
+      {{- include "otelcol-llmops.otlpProtocols" . | nindent 6 }}
 
 processors:
   # First in every pipeline: refuses data before the agent runs out of memory.
@@ -282,6 +280,14 @@ exporters:
     {{- if $v.gateway.insecure }}
     tls:
       insecure: true
+    {{- else if $v.otlpReceiver.tls.enabled }}
+    # The gateway's certificate, verified with the CA of otlpReceiver.tls.
+    tls:
+      ca_file: {{ printf "%s/%s" $p.otlpTLS $v.otlpReceiver.tls.caKey }}
+    {{- end }}
+    {{- if $v.otlpReceiver.auth.enabled }}
+    auth:
+      authenticator: bearertokenauth/gateway
     {{- end }}
     {{- include "otelcol-llmops.delivery" (dict "root" . "storage" "file_storage") | nindent 4 }}
   {{- else }}
@@ -340,6 +346,17 @@ extensions:
       on_start: true
       on_rebound: true
       directory: {{ printf "${env:LLMOPS_STATE_DIR:-%s}/file_storage" $p.state | toJson }}
+  {{- if $v.otlpReceiver.auth.enabled }}
+  # Checks the token of every OTLP request; re-reads the file when the
+  # Secret changes.
+  bearertokenauth/otlp:
+    filename: {{ printf "%s/token" $p.otlpAuth }}
+  {{- if $v.gateway.enabled }}
+  # Sends the first token of the same file to the gateway.
+  bearertokenauth/gateway:
+    filename: {{ printf "%s/token" $p.otlpAuth }}
+  {{- end }}
+  {{- end }}
   {{- if $v.discovery.enabled }}
   # Pods of this node only (field selector spec.nodeName).
   k8s_observer:
@@ -349,7 +366,7 @@ extensions:
   {{- end }}
 
 service:
-  extensions: {{ toJson (compact (list "health_check" "file_storage" (ternary "k8s_observer" "" $v.discovery.enabled))) }}
+  extensions: {{ toJson (compact (list "health_check" "file_storage" (ternary "k8s_observer" "" $v.discovery.enabled) (ternary "bearertokenauth/otlp" "" $v.otlpReceiver.auth.enabled) (ternary "bearertokenauth/gateway" "" (and $v.otlpReceiver.auth.enabled $v.gateway.enabled)))) }}
   telemetry:
     logs:
       level: info
@@ -412,14 +429,12 @@ service:
 
 {{- define "otelcol-llmops.gatewayConfig" -}}
 {{- $v := .Values -}}
+{{- $p := include "otelcol-llmops.paths" . | fromYaml -}}
 {{- $ts := $v.gateway.tailSampling -}}
 receivers:
   otlp:
     protocols:
-      grpc:
-        endpoint: {{ printf "${env:K8S_POD_IP}:%d" (int $v.ports.otlpGrpc) | toJson }}
-      http:
-        endpoint: {{ printf "${env:K8S_POD_IP}:%d" (int $v.ports.otlpHttp) | toJson }}
+      {{- include "otelcol-llmops.otlpProtocols" . | nindent 6 }}
 
 processors:
   memory_limiter:
@@ -453,9 +468,14 @@ extensions:
       on_start: true
       on_rebound: true
       directory: "${env:LLMOPS_STATE_DIR:-/var/lib/otelcol-llmops}/file_storage"
+  {{- if $v.otlpReceiver.auth.enabled }}
+  # The agents' token (the same Secret as theirs).
+  bearertokenauth/otlp:
+    filename: {{ printf "%s/token" $p.otlpAuth }}
+  {{- end }}
 
 service:
-  extensions: [health_check, file_storage]
+  extensions: {{ toJson (compact (list "health_check" "file_storage" (ternary "bearertokenauth/otlp" "" $v.otlpReceiver.auth.enabled))) }}
   telemetry:
     logs:
       level: info

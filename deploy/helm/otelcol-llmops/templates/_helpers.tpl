@@ -89,6 +89,89 @@ proc: /host/proc
 podResources: /var/lib/kubelet/pod-resources
 profiles: /profiles
 state: /var/lib/otelcol-llmops
+otlpTLS: /var/run/secrets/otelcol-llmops/otlp-tls
+otlpAuth: /var/run/secrets/otelcol-llmops/otlp-auth
+{{- end -}}
+
+{{/*
+TLS and bearer-token auth of the OTLP receivers (otlpReceiver): what is
+missing or contradictory fails the rendering with the values named.
+*/}}
+{{- define "otelcol-llmops.checkOTLPSecurity" -}}
+{{- $o := .Values.otlpReceiver -}}
+{{- if and $o.tls.enabled (not $o.tls.secretName) -}}
+{{- fail (printf "otlpReceiver.tls.enabled needs otlpReceiver.tls.secretName: the name of a kubernetes.io/tls Secret (tls.crt, tls.key) in namespace %s" .Release.Namespace) -}}
+{{- end -}}
+{{- if and $o.auth.enabled (not $o.auth.secretName) -}}
+{{- fail (printf "otlpReceiver.auth.enabled needs otlpReceiver.auth.secretName: the name of a Secret in namespace %s whose key %q (otlpReceiver.auth.secretKey) holds the bearer token, one a line" .Release.Namespace $o.auth.secretKey) -}}
+{{- end -}}
+{{- if and .Values.gateway.enabled .Values.gateway.insecure $o.tls.enabled -}}
+{{- fail "otlpReceiver.tls.enabled with gateway.enabled: the gateway then serves TLS, so the agents must use it too: set gateway.insecure=false" -}}
+{{- end -}}
+{{- if and .Values.gateway.enabled $o.auth.enabled (not $o.tls.enabled) -}}
+{{- fail "otlpReceiver.auth.enabled with gateway.enabled needs otlpReceiver.tls.enabled (and gateway.insecure=false): gRPC does not send the agents' bearer token to the gateway in plaintext" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The protocols of an OTLP receiver on the pod IP, with otlpReceiver's TLS and
+auth.
+*/}}
+{{- define "otelcol-llmops.otlpProtocols" -}}
+{{- $v := .Values -}}
+{{- $p := include "otelcol-llmops.paths" . | fromYaml -}}
+{{- range $proto, $port := dict "grpc" $v.ports.otlpGrpc "http" $v.ports.otlpHttp }}
+{{ $proto }}:
+  endpoint: {{ printf "${env:K8S_POD_IP}:%d" (int $port) | toJson }}
+  {{- if $v.otlpReceiver.tls.enabled }}
+  tls:
+    cert_file: {{ printf "%s/tls.crt" $p.otlpTLS }}
+    key_file: {{ printf "%s/tls.key" $p.otlpTLS }}
+    min_version: "1.2"
+    reload_interval: {{ $v.otlpReceiver.tls.reloadInterval }}
+  {{- end }}
+  {{- if $v.otlpReceiver.auth.enabled }}
+  auth:
+    authenticator: bearertokenauth/otlp
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The Secret volumes of otlpReceiver, or their mounts (dict: root, mounts).
+Kubernetes' default file mode (0644): the collector is the only process of
+its container, whatever user it runs as.
+*/}}
+{{- define "otelcol-llmops.otlpSecretVolumes" -}}
+{{- $v := .root.Values -}}
+{{- $p := include "otelcol-llmops.paths" .root | fromYaml -}}
+{{- if $v.otlpReceiver.tls.enabled }}
+{{- if .mounts }}
+- name: otlp-tls
+  mountPath: {{ $p.otlpTLS }}
+  readOnly: true
+{{- else }}
+- name: otlp-tls
+  secret:
+    secretName: {{ $v.otlpReceiver.tls.secretName }}
+{{- end }}
+{{- end }}
+{{- if $v.otlpReceiver.auth.enabled }}
+{{- if .mounts }}
+# The whole Secret, not a subPath: kubelet updates a Secret volume when the
+# Secret changes, and the extension sees the new file.
+- name: otlp-auth
+  mountPath: {{ $p.otlpAuth }}
+  readOnly: true
+{{- else }}
+- name: otlp-auth
+  secret:
+    secretName: {{ $v.otlpReceiver.auth.secretName }}
+    items:
+      - key: {{ $v.otlpReceiver.auth.secretKey }}
+        path: token
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/*
