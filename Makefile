@@ -10,6 +10,8 @@
 #   make prometheus-rules  promtool check/test of distro/prometheus
 #   make generate  regenerate committed code and docs (mdatagen, docs/*.md from the
 #                  registry, distro/grafana dashboards)
+#   make vulncheck govulncheck against an offline vulnerability database
+#                  (vulncheck.mk; in make test)
 #   make bench     benchmarks
 #   make image     the container image, built here without a registry (deploy/image)
 #   make helm-lint lint the chart in deploy/helm (defaults and each ci/ values file)
@@ -203,7 +205,7 @@ prometheus-rules:
 	$(PROMTOOL) check rules distro/prometheus/*.rules.yml
 	$(PROMTOOL) test rules distro/prometheus/tests/*.test.yml
 
-test: lint prometheus-rules tools-helm unit-test fuzz tools-kube $(TEST_IMAGE) e2e-test
+test: lint prometheus-rules tools-helm unit-test fuzz vulncheck tools-kube $(TEST_IMAGE) e2e-test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -230,3 +232,5 @@ bench: build $(FAKENVML)
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+include vulncheck.mk

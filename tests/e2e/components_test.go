@@ -14,7 +14,7 @@ import (
 // wantComponents is the distribution's component list. Components of this
 // repository are added here by the issue that adds them to builder-config.yaml.
 var wantComponents = map[string][]string{
-	"receivers":  {"otlp", "prometheus", "receiver_creator", "nvml", "llmengine", "profileimport"},
+	"receivers":  {"otlp", "receiver_creator", "nvml", "llmengine", "profileimport"},
 	"processors": {"batch", "memory_limiter", "transform", "filter", "tail_sampling", "llmnormalize"},
 	"exporters":  {"otlp_grpc", "otlp_http", "debug", "file", "prometheus", "prometheus_remote_write", "alertwebhook"},
 	"extensions": {"health_check", "pprof", "file_storage", "k8s_observer", "bearertokenauth"},
