@@ -28,9 +28,10 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/tests/harness"
 )
 
-// Fault injection (issue 18 §2): the delivery settings the chart gives every
-// backend exporter ("otelcol-llmops.delivery": a sending queue on
-// file_storage, retry_on_failure) under a backend outage and a slow backend.
+// Fault injection (issue 18 §2): a persistent sending queue on
+// file_storage with endless retries, as every shipped backend exporter has,
+// under a backend outage and a slow backend. The agent killed and the
+// import killed, on the shipped configuration itself: faults_kill_test.go.
 
 // faultOutage is how long the backend is down in TestFaultBackendOutage:
 // the issue's 60s under CI=true; otherwise FAULT_OUTAGE (a Go duration) or
@@ -66,9 +67,11 @@ const (
 	faultDupBound = faultConsumers * 1
 )
 
-// faultAgentConfig is an agent with the chart's delivery settings (but
-// shorter retry intervals, so that the test waits less after the backend
-// comes back) exporting metrics and logs to backend.
+// faultAgentConfig is an agent with a persistent queue and endless retries
+// exporting metrics and logs to backend: shorter retry intervals than the
+// shipped ones, so that the test waits less after the backend comes back,
+// and the queue sized in requests and without batching, so that the test
+// can count what is queued and in flight (one point per request).
 func faultAgentConfig(grpcPort, healthPort, telemetryPort int, backend, storageDir string, queueSize int, timeout time.Duration) string {
 	return fmt.Sprintf(`
 receivers:
@@ -438,7 +441,7 @@ func TestFaultSlowBackend(t *testing.T) {
 		faultSlowRun    = 60 * time.Second
 		faultSlowAnswer = 5 * time.Second
 		window          = 20 * time.Second
-		queueSize       = 1000 // the chart's exporters.queueSize
+		queueSize       = 1000 // requests (the shipped queues are sized in bytes)
 		rssCapMiB       = 300
 		growthFactor    = 1.3
 		growthSlackMiB  = 8
