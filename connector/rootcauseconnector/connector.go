@@ -182,19 +182,23 @@ func (d *diagnoser) deliverIncidents(ctx context.Context, ld plog.Logs) {
 		d.logger.Warn("rootcause has incidents to report but is the receiver of no logs pipeline", zap.Int("records", ld.LogRecordCount()))
 		return
 	}
+	// The pipeline owns ld once called, refused or not: keep a copy to
+	// offer again (a tick's records are few: only what changed).
+	kept := plog.NewLogs()
+	ld.CopyTo(kept)
 	err := next.ConsumeLogs(ctx, ld)
 	if err == nil {
 		return
 	}
+	ld = kept
 	dropped := dropOldestRecords(ld, ld.LogRecordCount()-maxPendingIncidentRecords)
-	kept := ld.LogRecordCount()
 	d.pending = ld
-	d.telemetry.RootcauseIncidentRecordsRetried.Add(ctx, int64(kept))
+	d.telemetry.RootcauseIncidentRecordsRetried.Add(ctx, int64(ld.LogRecordCount()))
 	if dropped > 0 {
 		d.telemetry.RootcauseIncidentRecordsDropped.Add(ctx, int64(dropped))
 	}
 	d.logger.Warn("the logs pipeline refused incident records; kept to offer again at the next evaluation",
-		zap.Int("kept", kept), zap.Int("dropped_oldest", dropped), zap.Error(err))
+		zap.Int("kept", ld.LogRecordCount()), zap.Int("dropped_oldest", dropped), zap.Error(err))
 }
 
 // dropOldestRecords removes the first n log records of ld (records are
