@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -105,13 +106,25 @@ type running struct {
 	stop    func()
 }
 
-// start runs one receiver (all three signals sharing one importer) on dir.
+// start runs one receiver (all three signals sharing one importer) on dir,
+// into sinks.
 func start(t *testing.T, dir string, st *memStorage, mutate func(*Config)) running {
 	t.Helper()
 	return startWith(t, dir, st, mutate, receivertest.NewNopSettings(metadata.Type))
 }
 
+// startWith is start with the receiver's settings given (e.g. a logger the
+// test reads).
 func startWith(t *testing.T, dir string, st *memStorage, mutate func(*Config), set receiver.Settings) running {
+	t.Helper()
+	r := running{traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink)}
+	r.stop = startInto(t, dir, st, mutate, set, r.traces, r.metrics, r.logs)
+	return r
+}
+
+// startInto runs one receiver on dir into the given consumers and returns
+// its stop (also run when the test ends).
+func startInto(t *testing.T, dir string, st *memStorage, mutate func(*Config), set receiver.Settings, traces consumer.Traces, metrics consumer.Metrics, logs consumer.Logs) func() {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Include = []string{filepath.Join(dir, "*.json"), filepath.Join(dir, "*.json.gz")}
@@ -127,18 +140,17 @@ func startWith(t *testing.T, dir string, st *memStorage, mutate func(*Config), s
 	if err := confmap.Validate(cfg); err != nil {
 		t.Fatal(err)
 	}
-	r := running{traces: new(consumertest.TracesSink), metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink)}
 	f := NewFactory()
 	ctx := context.Background()
-	tr, err := f.CreateTraces(ctx, set, cfg, r.traces)
+	tr, err := f.CreateTraces(ctx, set, cfg, traces)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mr, err := f.CreateMetrics(ctx, set, cfg, r.metrics)
+	mr, err := f.CreateMetrics(ctx, set, cfg, metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr, err := f.CreateLogs(ctx, set, cfg, r.logs)
+	lr, err := f.CreateLogs(ctx, set, cfg, logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +164,7 @@ func startWith(t *testing.T, dir string, st *memStorage, mutate func(*Config), s
 		}
 	}
 	var once sync.Once
-	r.stop = func() {
+	stop := func() {
 		once.Do(func() {
 			for _, c := range []component.Component{tr, mr, lr} {
 				if err := c.Shutdown(ctx); err != nil {
@@ -161,8 +173,8 @@ func startWith(t *testing.T, dir string, st *memStorage, mutate func(*Config), s
 			}
 		})
 	}
-	t.Cleanup(r.stop)
-	return r
+	t.Cleanup(stop)
+	return stop
 }
 
 // writeAtomically writes like Kineto: a .tmp file, then a rename.

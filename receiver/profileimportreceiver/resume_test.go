@@ -10,14 +10,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
@@ -69,55 +64,12 @@ func (g *gatedTraces) state() (batches, refused, distinct, dups int) {
 // logs into ms and ls.
 func startGated(t *testing.T, dir string, st *memStorage, g *gatedTraces, ms *consumertest.MetricsSink, ls *consumertest.LogsSink) func() {
 	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	cfg.Include = []string{filepath.Join(dir, "*.json.gz")}
-	cfg.PollInterval = 20 * time.Millisecond
-	cfg.SettleTime = 0
-	// Deleted once imported: the file's absence says the import finished.
-	cfg.AfterImport = "delete"
-	if st != nil {
-		id := storageID
-		cfg.Storage = &id
-	}
-	if err := confmap.Validate(cfg); err != nil {
-		t.Fatal(err)
-	}
-	f := NewFactory()
-	set := receivertest.NewNopSettings(metadata.Type)
-	ctx := context.Background()
-	tr, err := f.CreateTraces(ctx, set, cfg, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr, err := f.CreateMetrics(ctx, set, cfg, ms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr, err := f.CreateLogs(ctx, set, cfg, ls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := hostWithStorage{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{}}
-	if st != nil {
-		host.ext[storageID] = extension.Extension(st)
-	}
-	for _, c := range []component.Component{tr, mr, lr} {
-		if err := c.Start(ctx, host); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			for _, c := range []component.Component{tr, mr, lr} {
-				if err := c.Shutdown(ctx); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return startInto(t, dir, st, func(cfg *Config) {
+		cfg.Include = []string{filepath.Join(dir, "*.json.gz")}
+		cfg.SettleTime = 0
+		// Deleted once imported: the file's absence says the import finished.
+		cfg.AfterImport = "delete"
+	}, receivertest.NewNopSettings(metadata.Type), g, ms, ls)
 }
 
 // TestInterruptedImportResumes: a pipeline takes the first span batches of

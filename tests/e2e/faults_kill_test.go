@@ -75,21 +75,31 @@ func (a *shippedAgent) start(t *testing.T) *harness.Collector {
 	})
 }
 
-// telemetry sums the agent's own metric series whose name starts with
-// name (with or without _total) and whose labels contain every one of
-// labels.
-func telemetry(port int, name string, labels ...string) (float64, error) {
+// agentTelemetry is one scrape of an agent's own metrics endpoint, as
+// lines of the Prometheus text format.
+type agentTelemetry []string
+
+func scrapeTelemetry(port int) (agentTelemetry, error) {
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	sum := 0.0
+	var lines agentTelemetry
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-next:
 	for sc.Scan() {
-		line := sc.Text()
+		lines = append(lines, sc.Text())
+	}
+	return lines, sc.Err()
+}
+
+// sum adds up the series whose name is name (with or without _total) and
+// whose labels contain every one of labels, and says how many there were.
+func (tel agentTelemetry) sum(name string, labels ...string) (float64, int) {
+	sum, n := 0.0, 0
+next:
+	for _, line := range tel {
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+"_total{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
@@ -99,12 +109,22 @@ next:
 			}
 		}
 		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err == nil {
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
 			sum += v
+			n++
 		}
 	}
-	return sum, sc.Err()
+	return sum, n
+}
+
+// telemetry scrapes the agent once and sums one metric (agentTelemetry.sum).
+func telemetry(port int, name string, labels ...string) (float64, error) {
+	tel, err := scrapeTelemetry(port)
+	if err != nil {
+		return 0, err
+	}
+	v, _ := tel.sum(name, labels...)
+	return v, nil
 }
 
 // xidMetrics is one GPU's error counter as the nvml receiver reports it:

@@ -5,9 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -394,38 +392,13 @@ func procStatusKiB(pid int, field string) (int64, error) {
 // queueGauges scrapes the agent's own telemetry for the metrics exporter's
 // otelcol_exporter_queue_size and _capacity.
 func queueGauges(port int) (size, capacity float64, err error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	tel, err := scrapeTelemetry(port)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, 0, err
-	}
-	found := 0
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.Contains(line, `data_type="metrics"`) {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, perr := strconv.ParseFloat(f[len(f)-1], 64)
-		if perr != nil {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(line, "otelcol_exporter_queue_size{"):
-			size = v
-			found++
-		case strings.HasPrefix(line, "otelcol_exporter_queue_capacity{"):
-			capacity = v
-			found++
-		}
-	}
-	if found < 2 {
+	size, n := tel.sum("otelcol_exporter_queue_size", `data_type="metrics"`)
+	capacity, m := tel.sum("otelcol_exporter_queue_capacity", `data_type="metrics"`)
+	if n == 0 || m == 0 {
 		return 0, 0, fmt.Errorf("otelcol_exporter_queue_size/capacity for metrics not in the agent's telemetry")
 	}
 	return size, capacity, nil
