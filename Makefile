@@ -182,9 +182,9 @@ FUZZ_TARGETS := \
 	./receiver/llmenginereceiver/internal/expo:FuzzFastFloat:200000x \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseCgroup:300000x \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseStartTime:400000x \
-	./receiver/profileimportreceiver/internal/kineto:FuzzParse:25000x \
-	./receiver/profileimportreceiver/internal/snapshot:FuzzImport:1500x \
-	./receiver/profileimportreceiver/internal/nsys:FuzzRows:40000x \
+	./internal/profiles/kineto:FuzzParse:25000x \
+	./internal/profiles/snapshot:FuzzImport:1500x \
+	./internal/profiles/nsys:FuzzRows:40000x \
 	./receiver/llmenginereceiver:FuzzInfoModel:40000x \
 	./exporter/alertwebhookexporter:FuzzJudgeResponse:30000x \
 	./processor/llmnormalizeprocessor:FuzzProcessMetrics:20000x

@@ -1,5 +1,5 @@
 // Command profileimport compares the streaming Kineto trace parser of the
-// profileimport receiver (receiver/profileimportreceiver/internal/kineto)
+// profileimport receiver (internal/profiles/kineto)
 // with what users would otherwise run, Python's json.load, on the same
 // decompressed PyTorch profiler traces: the fixtures, and a generated trace
 // of ≥500 MB made by repeating hta-df_index_resolver's events, shifted in
@@ -87,7 +87,7 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 		return fmt.Errorf("python3 is needed for the baseline: %w", err)
 	}
 	parser := filepath.Join(dir, "kinetoparse")
-	build := exec.Command("go", "build", "-o", parser, "./receiver/profileimportreceiver/internal/kineto/cmd/kinetoparse")
+	build := exec.Command("go", "build", "-o", parser, "./internal/profiles/kineto/cmd/kinetoparse")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building kinetoparse: %v\n%s", err, out)

@@ -1,5 +1,5 @@
 // Command snapshot compares the CUDA memory snapshot import of the
-// profileimport receiver (receiver/profileimportreceiver/internal/snapshot)
+// profileimport receiver (internal/profiles/snapshot)
 // with what users would otherwise run, Python's C unpickler
 // (pickle.load, the floor under torch's memory_viz and any script reading a
 // snapshot), on the same generated snapshot of ≥100 MB (written by the
@@ -28,7 +28,7 @@ import (
 
 const pythonLoad = `import pickle,sys; pickle.load(open(sys.argv[1],"rb"))`
 
-const pkg = "receiver/profileimportreceiver/internal/snapshot"
+const pkg = "internal/profiles/snapshot"
 
 func main() {
 	sizeMB := flag.Int("size-mb", 110, "approximate size of the generated snapshot, MB")

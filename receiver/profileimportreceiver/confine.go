@@ -3,15 +3,10 @@ package profileimportreceiver // import "github.com/llmops-otel/otelcol-llmops/r
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/nsys"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/snapshot"
 )
 
 // A profile directory is often writable by others than the collector (the
@@ -173,40 +168,3 @@ func stillNames(w *watchRoot, path string, st os.FileInfo) bool {
 	now, err := os.Stat(real)
 	return err == nil && os.SameFile(now, st)
 }
-
-// fileKind tells the three formats apart from the open file, as
-// snapshot.IsSnapshotFile and nsys.IsNsysFile do from a path (a test keeps
-// them in agreement): reading the open file rather than opening the name
-// again leaves no moment in which a link swapped in would be followed.
-func fileKind(path string, f *os.File) (string, error) {
-	lower := strings.ToLower(path)
-	for _, ext := range []string{".pickle", ".pkl", ".pickle.gz", ".pkl.gz"} {
-		if strings.HasSuffix(lower, ext) {
-			return kindSnapshot, nil
-		}
-	}
-	// JSON: a snapshot is told from a Kineto trace by its first keys.
-	if r, err := kineto.Open(io.NewSectionReader(f, 0, 1<<62)); err == nil {
-		prefix := make([]byte, 4096)
-		n, _ := io.ReadFull(r, prefix)
-		if snapshot.IsSnapshotJSON(prefix[:n]) {
-			return kindSnapshot, nil
-		}
-	}
-	head := make([]byte, 16)
-	n, err := f.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", err
-	}
-	if nsys.IsNsysSQLite(head[:n]) {
-		return kindNsys, nil
-	}
-	return kindProfile, nil
-}
-
-// The kinds of file, as the import's log lines name them.
-const (
-	kindSnapshot = "memory snapshot"
-	kindNsys     = "Nsight Systems export"
-	kindProfile  = "profile"
-)

@@ -16,8 +16,6 @@ import (
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/nsys"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/snapshot"
 )
 
 // The watched directory's confinement: a matched file whose real location
@@ -375,39 +373,6 @@ func TestStaticDir(t *testing.T) {
 	} {
 		if got := staticDir(filepath.FromSlash(pattern)); got != filepath.FromSlash(want) {
 			t.Errorf("staticDir(%q) = %q, want %q", pattern, got, want)
-		}
-	}
-}
-
-// TestFileKindAgreesWithTheImporters: fileKind, which reads the open file,
-// says what snapshot.IsSnapshotFile and nsys.IsNsysFile say from the path.
-func TestFileKindAgreesWithTheImporters(t *testing.T) {
-	paths, _ := filepath.Glob(filepath.Join("internal", "snapshot", "testdata", "*"))
-	more, _ := filepath.Glob(filepath.Join("internal", "nsys", "testdata", "*.sqlite"))
-	traces, _ := filepath.Glob(filepath.Join(fixtureDir, "*.json.gz"))
-	paths = append(append(paths, more...), traces...)
-	if len(paths) < 5 {
-		t.Fatalf("only %d test files found", len(paths))
-	}
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			continue // e.g. testdata/fuzz, the fuzz corpus
-		}
-		want := kindProfile
-		switch {
-		case snapshot.IsSnapshotFile(p):
-			want = kindSnapshot
-		case nsys.IsNsysFile(p):
-			want = kindNsys
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := fileKind(p, f)
-		_ = f.Close()
-		if err != nil || got != want {
-			t.Errorf("%s: fileKind %q (%v), the importers say %q", p, got, err, want)
 		}
 	}
 }

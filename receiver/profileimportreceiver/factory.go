@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles"
 	"github.com/llmops-otel/otelcol-llmops/internal/sharedcomponent"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
 )
@@ -21,18 +22,20 @@ func NewFactory() receiver.Factory {
 }
 
 func createDefaultConfig() component.Config {
+	// The import's own defaults, which llmprof uses too.
+	imp := profiles.DefaultOptions()
 	return &Config{
 		PollInterval:        5 * time.Second,
 		SettleTime:          2 * time.Second,
 		AfterImport:         AfterImportKeep,
 		MaxFileSize:         8 << 30,
-		MaxDecompressedSize: 32 << 30,
+		MaxDecompressedSize: imp.MaxDecompressedSize,
 		MaxConcurrent:       1,
-		ParseWorkers:        2,
-		FoldPythonFrames:    true,
-		SpanBudget:          100_000,
-		LeakSuspects:        5,
-		MinLeakBytes:        1 << 20,
+		ParseWorkers:        imp.ParseWorkers,
+		FoldPythonFrames:    imp.FoldPythonFrames,
+		SpanBudget:          imp.SpanBudget,
+		LeakSuspects:        imp.LeakSuspects,
+		MinLeakBytes:        imp.MinLeakBytes,
 	}
 }
 

@@ -1,11 +1,9 @@
 package profileimportreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver"
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,14 +18,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles"
 	"github.com/llmops-otel/otelcol-llmops/internal/ratelimit"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/kineto"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/nsys"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/profile"
-	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/snapshot"
 )
 
 // importer watches the configured patterns and imports each complete file
@@ -37,6 +33,7 @@ type importer struct {
 	set       receiver.Settings
 	logger    *zap.Logger
 	telemetry *metadata.TelemetryBuilder
+	obs       *receiverhelper.ObsReport
 	warn      *ratelimit.Limiter
 
 	mu      sync.Mutex
@@ -71,11 +68,16 @@ func newImporter(cfg *Config, set receiver.Settings) (*importer, error) {
 	if err != nil {
 		return nil, err
 	}
+	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID: set.ID, Transport: "file", ReceiverCreateSettings: set})
+	if err != nil {
+		return nil, err
+	}
 	roots, err := newWatchRoots(cfg.Include)
 	if err != nil {
 		return nil, err
 	}
-	return &importer{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, warn: ratelimit.New(time.Minute), roots: roots,
+	return &importer{cfg: cfg, set: set, logger: set.Logger, telemetry: tb, obs: obs, warn: ratelimit.New(time.Minute), roots: roots,
 		pending: map[string]observation{}, done: map[string]bool{}, inflight: map[string]bool{}, progress: map[string]progress{}, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
 }
 
@@ -366,71 +368,44 @@ func (im *importer) clearProgress(ctx context.Context, key string) {
 	}
 }
 
-// spanBatchSize is the most spans importFile hands the traces consumer at
-// once: a large profile's spans go downstream batch by batch rather than
-// all held at once. Each batch is garbage once consumed; 2,000 rather than
-// 10,000 cut the peak RSS of a 15 MB trace's import from 23 MB to 15 MB at
-// no measurable cost in time (downstream batch processors re-batch anyway).
-const spanBatchSize = 2000
-
-// importFile parses and emits one file. The rule on errors is all or
-// nothing: a file that cannot be read to its end emits nothing, is
-// recorded as failed (not retried until it changes), and is reported.
+// importFile imports one file through profiles.Import. The rule on errors
+// is all or nothing for the file's own faults: a file that cannot be read
+// to its end emits nothing further, is recorded as failed (not retried
+// until it changes), and is reported. A refusing pipeline is not the
+// file's fault: the import is retried on a later poll, resuming after what
+// was accepted (pipelineSink).
 //
 // f is the file, opened and checked by the poll; path names it in the
-// signals and logs. Kineto traces are read from f; memory snapshots and
-// Nsight exports are opened again by name by their importers, so their
-// result is used only if path still names f afterwards.
+// signals and logs. Nsight exports are opened again by name (SQLite opens
+// a path), so their result is used only if path still names f afterwards.
 func (im *importer) importFile(ctx context.Context, path, key string, w *watchRoot, f *os.File, fi os.FileInfo) {
 	if fi.Size() > im.cfg.MaxFileSize {
 		im.fail(ctx, path, key, fmt.Errorf("%d bytes exceeds max_file_size (%d)", fi.Size(), im.cfg.MaxFileSize))
 		return
 	}
 	start := time.Now()
-	kind, err := fileKind(path, f)
-	if err != nil {
-		im.fail(ctx, path, key, fmt.Errorf("%s: %w", path, err))
-		return
-	}
-	produce := im.producerFor(path, kind, f)
-	if kind != kindProfile {
-		byName := produce
-		produce = func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
-			md, ld, fields, err := byName(emit)
-			if !stillNames(w, path, fi) {
-				return pmetric.NewMetrics(), plog.NewLogs(), nil, errReplaced
-			}
-			return md, ld, fields, err
-		}
-	}
 	im.mu.Lock()
-	traces, metrics, logs := im.traces, im.metrics, im.logs
+	sink := &pipelineSink{im: im, key: key, format: "profile", traces: im.traces, metrics: im.metrics, logs: im.logs}
 	im.mu.Unlock()
-	// Spans go downstream in batches as they are built, so that the whole
-	// profile is never held at once; metrics and logs follow the last batch.
-	// What an interrupted earlier import already handed over is skipped.
-	prog := im.loadProgress(ctx, key)
-	resumedAt := prog
-	spans, skipped, batch := 0, 0, 0
-	var consumeErr error
-	md, ld, fields, err := produce(func(td ptrace.Traces) error {
-		spans += td.SpanCount()
-		batch++
-		if traces == nil || td.SpanCount() == 0 {
+	sink.resumed = im.loadProgress(ctx, key)
+	sink.prog = sink.resumed
+	res, err := profiles.Import(ctx, path, profiles.Options{
+		MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
+		LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
+		MaxDecompressedSize: im.cfg.MaxDecompressedSize, ParseWorkers: im.cfg.ParseWorkers,
+		File: f,
+		AfterRead: func(res *profiles.Result) error {
+			sink.format = res.Format.String()
+			if res.Format.ReadByName() && !stillNames(w, path, fi) {
+				return errReplaced
+			}
 			return nil
-		}
-		if batch <= prog.batches {
-			skipped += td.SpanCount()
-			return nil
-		}
-		consumeErr = traces.ConsumeTraces(ctx, td)
-		if consumeErr == nil {
-			prog.batches = batch
-			im.saveProgress(ctx, key, prog)
-		}
-		return consumeErr
-	})
-	if errors.Is(err, errReplaced) {
+		},
+	}, sink)
+	kind := res.Format.String()
+	var sinkErr *profiles.SinkError
+	switch {
+	case errors.Is(err, errReplaced):
 		// Not the file's fault: it is looked at again on the next poll
 		// (rate-limited: something may keep swapping it). Its new version
 		// is a new key: this one's progress is of no further use.
@@ -439,118 +414,113 @@ func (im *importer) importFile(ctx context.Context, path, key string, w *watchRo
 			im.logger.Warn(kind+" replaced while it was imported; its data is dropped and the file is looked at again", zap.String("file", path))
 		}
 		return
-	}
-	if err != nil && consumeErr == nil {
-		im.clearProgress(ctx, key)
-		im.fail(ctx, path, key, err)
-		return
-	}
-	var errs []error
-	if consumeErr == nil {
-		if metrics != nil && md.DataPointCount() > 0 && !prog.metrics {
-			if err := metrics.ConsumeMetrics(ctx, md); err != nil {
-				errs = append(errs, err)
-			} else {
-				prog.metrics = true
-				im.saveProgress(ctx, key, prog)
-			}
-		}
-		if logs != nil && ld.LogRecordCount() > 0 && !prog.logs && len(errs) == 0 {
-			if err := logs.ConsumeLogs(ctx, ld); err != nil {
-				errs = append(errs, err)
-			} else {
-				prog.logs = true
-				im.saveProgress(ctx, key, prog)
-			}
-		}
-	}
-	if err := errors.Join(append(errs, consumeErr)...); err != nil {
+	case errors.As(err, &sinkErr):
 		// The pipeline refused the data (e.g. memory_limiter, a full
 		// sending queue): try again on a later poll rather than losing the
 		// profile. A refused span batch stops the import there (later
 		// batches, metrics and logs are not sent); the retry resumes after
 		// what was accepted.
 		im.logger.Warn("the pipeline refused an imported "+kind+"; it will be retried from where it stopped", zap.String("file", path),
-			zap.Int("span_batches_accepted", prog.batches), zap.Error(err))
+			zap.Int("span_batches_accepted", sink.prog.batches), zap.Error(sinkErr.Err))
+		return
+	case err != nil:
+		im.clearProgress(ctx, key)
+		im.fail(ctx, path, key, err)
 		return
 	}
-	if resumedAt != (progress{}) {
-		fields = append(fields, zap.Int("spans_sent_before", skipped), zap.Int("resumed_after_batches", resumedAt.batches))
+	fields := []zap.Field{zap.String("file", path), zap.Int("spans", res.Spans),
+		zap.Int("memory_points", res.MemoryPoints), zap.Int("log_records", res.LogRecords),
+		zap.Duration("took", time.Since(start))}
+	switch res.Format {
+	case profiles.FormatSnapshot:
+		fields = append(fields, zap.Int64("segments", res.Snapshot.Segments), zap.Int64("outstanding_bytes", res.Snapshot.OutstandingBytes))
+	case profiles.FormatNsys:
+		fields = append(fields, zap.Int64("kernels", res.Nsys.Kernels))
+	default:
+		fields = append(fields, zap.Int64("events", res.Kineto.Events))
+	}
+	if sink.resumed != (progress{}) {
+		fields = append(fields, zap.Int("spans_sent_before", sink.skipped), zap.Int("resumed_after_batches", sink.resumed.batches))
 	}
 	im.remember(ctx, key, "imported")
 	im.clearProgress(ctx, key)
 	im.telemetry.ProfileimportFilesImported.Add(ctx, 1)
-	im.logger.Info(kind+" imported", append([]zap.Field{zap.String("file", path), zap.Int("spans", spans),
-		zap.Int("memory_points", md.DataPointCount()), zap.Int("log_records", ld.LogRecordCount()),
-		zap.Duration("took", time.Since(start))}, fields...)...)
+	im.logger.Info(kind+" imported", fields...)
 	im.afterImport(path)
 }
-
-// producer builds one file's signals: spans handed to emit in batches (an
-// error from emit stops it), then the metrics and logs, and what to add to
-// the import's log line. An error it returns is the file's: all or nothing.
-type producer func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error)
 
 // errReplaced says the name of a file imported by name no longer names the
 // file that was checked.
 var errReplaced = errors.New("the file was replaced while it was imported")
 
-// producerFor returns the importer of a file of the given kind (fileKind):
-// a CUDA memory snapshot (no spans), an Nsight Systems export, or a
-// PyTorch profiler (Kineto) trace, read from f.
-func (im *importer) producerFor(path, kind string, f *os.File) producer {
-	switch kind {
-	case kindSnapshot:
-		return func(func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
-			// By name: ImportFile also takes the file's modification time
-			// as the snapshot's time when it records none.
-			res, err := snapshot.ImportFile(path, snapshot.Options{MaxBytes: im.cfg.MaxDecompressedSize,
-				LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes})
-			return res.Metrics, res.Logs, []zap.Field{zap.Int64("segments", res.Summary.Segments),
-				zap.Int64("outstanding_bytes", res.Summary.OutstandingBytes)}, err
-		}
-	case kindNsys:
-		return func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
-			// By name: the SQLite driver opens a path.
-			res, err := nsys.ImportFile(path, nsys.Options{SpanBudget: im.cfg.SpanBudget, LeakSuspects: im.cfg.LeakSuspects,
-				MinLeakBytes: im.cfg.MinLeakBytes}, spanBatchSize, emit)
-			return res.Metrics, res.Logs, []zap.Field{zap.Int64("kernels", res.Summary.Kernels)}, err
-		}
-	}
-	return func(emit func(ptrace.Traces) error) (pmetric.Metrics, plog.Logs, []zap.Field, error) {
-		b := profile.NewBuilder(profile.Options{
-			MinDuration: im.cfg.MinDuration, FoldPythonFrames: im.cfg.FoldPythonFrames, SpanBudget: im.cfg.SpanBudget,
-			LeakSuspects: im.cfg.LeakSuspects, MinLeakBytes: im.cfg.MinLeakBytes,
-		})
-		// The events are parsed by parse_workers goroutines and handed to
-		// the builder in file order on this one.
-		md, err := parseOpened(path, f, kineto.Options{MaxDecompressed: im.cfg.MaxDecompressedSize, Workers: im.cfg.ParseWorkers}, b)
-		if err != nil {
-			return pmetric.NewMetrics(), plog.NewLogs(), nil, err
-		}
-		res, err := b.FinishBatches(md, path, spanBatchSize, emit)
-		return res.Metrics, res.Logs, []zap.Field{zap.Int64("events", md.Events)}, err
-	}
+// pipelineSink hands one import's signals to the receiver's consumers:
+// what an interrupted earlier import of the same file version already
+// handed over (resumed) is skipped, and progress is recorded after each
+// span batch, the metrics and the logs are accepted. Each hand-over is
+// counted in the collector's standard receiver telemetry
+// (otelcol_receiver_accepted_* / _refused_*, transport "file").
+type pipelineSink struct {
+	im      *importer
+	key     string
+	format  string // the file's format, once known (the obsreport "format")
+	traces  consumer.Traces
+	metrics consumer.Metrics
+	logs    consumer.Logs
+
+	resumed progress // where an earlier import stopped
+	prog    progress // what is accepted by now
+	batch   int      // span batches seen in this import
+	skipped int      // spans not sent again because an earlier import had
 }
 
-// parseOpened is kineto.ParseFile on an open file: decompressed if it is
-// gzipped (by magic), parsed, errors naming path.
-func parseOpened(path string, f *os.File, opts kineto.Options, h kineto.Handler) (kineto.Metadata, error) {
-	r, err := kineto.Open(io.NewSectionReader(f, 0, 1<<62))
-	if err != nil {
-		return kineto.Metadata{Rank: -1, WorldSize: -1}, fmt.Errorf("%s: %w", path, err)
+func (s *pipelineSink) ConsumeSpans(ctx context.Context, td ptrace.Traces) error {
+	s.batch++
+	if s.traces == nil {
+		return nil
 	}
-	if opts.Workers > 1 {
-		if st, err := f.Stat(); err == nil {
-			_, gz := r.(*gzip.Reader)
-			opts.Workers = kineto.WorkersFor(st.Size(), gz, opts.Workers)
-		}
+	if s.batch <= s.resumed.batches {
+		s.skipped += td.SpanCount()
+		return nil
 	}
-	md, err := kineto.Parse(r, opts, h)
-	if err != nil {
-		return md, fmt.Errorf("%s: %w", path, err)
+	n := td.SpanCount()
+	opCtx := s.im.obs.StartTracesOp(ctx)
+	err := s.traces.ConsumeTraces(opCtx, td)
+	s.im.obs.EndTracesOp(opCtx, s.format, n, err)
+	if err == nil {
+		s.prog.batches = s.batch
+		s.im.saveProgress(ctx, s.key, s.prog)
 	}
-	return md, nil
+	return err
+}
+
+func (s *pipelineSink) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	if s.metrics == nil || s.prog.metrics {
+		return nil
+	}
+	n := md.DataPointCount()
+	opCtx := s.im.obs.StartMetricsOp(ctx)
+	err := s.metrics.ConsumeMetrics(opCtx, md)
+	s.im.obs.EndMetricsOp(opCtx, s.format, n, err)
+	if err == nil {
+		s.prog.metrics = true
+		s.im.saveProgress(ctx, s.key, s.prog)
+	}
+	return err
+}
+
+func (s *pipelineSink) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if s.logs == nil || s.prog.logs {
+		return nil
+	}
+	n := ld.LogRecordCount()
+	opCtx := s.im.obs.StartLogsOp(ctx)
+	err := s.logs.ConsumeLogs(opCtx, ld)
+	s.im.obs.EndLogsOp(opCtx, s.format, n, err)
+	if err == nil {
+		s.prog.logs = true
+		s.im.saveProgress(ctx, s.key, s.prog)
+	}
+	return err
 }
 
 // refuse reports a matched file that resolves outside its watched

@@ -31,9 +31,9 @@ const fixtureDir = "../../../shared/fixtures/traces"
 
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
+	b, err := os.ReadFile(testutil.SharedFixture(t, fixtureDir, name))
 	if err != nil {
-		t.Skipf("fixture %s not available: %v", name, err)
+		t.Fatal(err)
 	}
 	return b
 }
@@ -390,7 +390,7 @@ func TestImportsMemorySnapshots(t *testing.T) {
 		c.Include = append(c.Include, filepath.Join(dir, "*.pickle"))
 	})
 	for _, name := range []string{"snapshot_p4.pickle", "snapshot.json.gz"} {
-		data, err := os.ReadFile(filepath.Join("internal", "snapshot", "testdata", name))
+		data, err := os.ReadFile(filepath.Join("..", "..", "internal", "profiles", "snapshot", "testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +449,7 @@ func TestImportsNsightExports(t *testing.T) {
 	r := start(t, dir, nil, func(c *Config) {
 		c.Include = append(c.Include, filepath.Join(dir, "*.sqlite"))
 	})
-	data, err := os.ReadFile(filepath.Join("internal", "nsys", "testdata", "recent.sqlite"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "internal", "profiles", "nsys", "testdata", "recent.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

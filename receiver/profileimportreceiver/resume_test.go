@@ -11,10 +11,12 @@ import (
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
 )
@@ -186,4 +188,66 @@ func syntheticProfile(t *testing.T, n, allocs int) []byte {
 		t.Fatal(err)
 	}
 	return z.Bytes()
+}
+
+// TestObsReportCountsEachHandOver: every span batch, the metrics and the
+// logs an import hands the pipeline are counted in the collector's
+// standard receiver telemetry (transport "file"): accepted ones in
+// otelcol_receiver_accepted_*, refused ones in otelcol_receiver_refused_*,
+// so a profile import shows up on the same dashboards as every other
+// receiver.
+func TestObsReportCountsEachHandOver(t *testing.T) {
+	data := syntheticProfile(t, 7000, 40)
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tt.NewTelemetrySettings()
+
+	dir := t.TempDir()
+	writeAtomically(t, filepath.Join(dir, "p.json.gz"), data)
+	g := &gatedTraces{accept: 1, spans: map[[8]byte]int{}}
+	ms, ls := new(consumertest.MetricsSink), new(consumertest.LogsSink)
+	startInto(t, dir, nil, func(cfg *Config) {
+		cfg.Include = []string{filepath.Join(dir, "*.json.gz")}
+		cfg.SettleTime = 0
+		cfg.AfterImport = "delete"
+	}, set, g, ms, ls)
+	waitFor(t, "a refused batch", func() bool { _, r, _, _ := g.state(); return r >= 1 })
+	g.mu.Lock()
+	g.accept = -1
+	g.mu.Unlock()
+	waitFor(t, "the import to finish", func() bool { return gone(filepath.Join(dir, "p.json.gz")) })
+
+	_, refusedBatches, distinct, _ := g.state()
+	sum := func(name string) (total int64, transports map[string]bool) {
+		transports = map[string]bool{}
+		m, err := tt.GetMetric(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sm, ok := m.Data.(metricdata.Sum[int64])
+		if !ok {
+			t.Fatalf("%s: %T, want a sum of int64", name, m.Data)
+		}
+		for _, dp := range sm.DataPoints {
+			total += dp.Value
+			if v, ok := dp.Attributes.Value("transport"); ok {
+				transports[v.AsString()] = true
+			}
+		}
+		return total, transports
+	}
+	accepted, tr := sum("otelcol_receiver_accepted_spans")
+	if accepted != int64(distinct) || !tr["file"] {
+		t.Errorf("accepted spans %d (transports %v), want %d under transport file", accepted, tr, distinct)
+	}
+	if refused, _ := sum("otelcol_receiver_refused_spans"); refused < int64(refusedBatches) || refused == 0 {
+		t.Errorf("refused spans %d after %d refused batches", refused, refusedBatches)
+	}
+	if pts, _ := sum("otelcol_receiver_accepted_metric_points"); pts != int64(ms.DataPointCount()) || pts == 0 {
+		t.Errorf("accepted metric points %d, the pipeline got %d", pts, ms.DataPointCount())
+	}
+	if recs, _ := sum("otelcol_receiver_accepted_log_records"); recs != int64(ls.LogRecordCount()) || recs == 0 {
+		t.Errorf("accepted log records %d, the pipeline got %d", recs, ls.LogRecordCount())
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 	"github.com/llmops-otel/otelcol-llmops/tests/harness"
 )
 
@@ -294,10 +295,10 @@ var importedSpans = regexp.MustCompile(`profile imported.*"spans": (\d+)`)
 // twice.
 func TestFaultImportKilled(t *testing.T) {
 	const trace = "hta-df_index_resolver.json.gz" // 53 MB of JSON, the largest fixture
-	src := filepath.Join(harness.RepoRoot(t), "..", "shared", "fixtures", "traces", trace)
+	src := testutil.SharedFixture(t, filepath.Join(harness.RepoRoot(t), "..", "shared", "fixtures", "traces"), trace)
 	data, err := os.ReadFile(src)
 	if err != nil {
-		t.Skipf("fixture %s not available: %v", trace, err)
+		t.Fatal(err)
 	}
 	start := time.Now()
 	backend := harness.StartRestartableBackend(t)

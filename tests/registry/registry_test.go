@@ -37,6 +37,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 	"github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor"
 	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver"
@@ -476,14 +477,14 @@ func runProfileImport(t *testing.T, o *offenders) ([]pmetric.Metrics, []ptrace.T
 	files := map[string]string{
 		"b200_eager.pt.trace.json.gz": "../../../shared/fixtures/traces/tracelens-b200_eager.json.gz",
 		"df_index.pt.trace.json.gz":   "../../../shared/fixtures/traces/hta-df_index_resolver.json.gz",
-		"snapshot_p4.pickle":          "../../receiver/profileimportreceiver/internal/snapshot/testdata/snapshot_p4.pickle",
-		"snapshot.json.gz":            "../../receiver/profileimportreceiver/internal/snapshot/testdata/snapshot.json.gz",
-		"report.sqlite":               "../../receiver/profileimportreceiver/internal/nsys/testdata/recent.sqlite",
+		"snapshot_p4.pickle":          "../../internal/profiles/snapshot/testdata/snapshot_p4.pickle",
+		"snapshot.json.gz":            "../../internal/profiles/snapshot/testdata/snapshot.json.gz",
+		"report.sqlite":               "../../internal/profiles/nsys/testdata/recent.sqlite",
 	}
 	for name, src := range files {
-		b, err := os.ReadFile(src)
+		b, err := os.ReadFile(testutil.SharedFixture(t, filepath.Dir(src), filepath.Base(src)))
 		if err != nil {
-			t.Skipf("fixture %s not available: %v", src, err)
+			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name+".tmp"), b, 0o644); err != nil {
 			t.Fatal(err)

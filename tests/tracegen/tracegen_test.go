@@ -246,7 +246,7 @@ func TestImportsWithTheReceiversBuilder(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "kinetoparse")
-	build := exec.Command(goBin, "build", "-o", bin, "./receiver/profileimportreceiver/internal/kineto/cmd/kinetoparse")
+	build := exec.Command(goBin, "build", "-o", bin, "./internal/profiles/kineto/cmd/kinetoparse")
 	build.Dir = harness.RepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building kinetoparse: %v\n%s", err, out)

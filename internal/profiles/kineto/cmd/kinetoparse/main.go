@@ -1,0 +1,106 @@
+// Command kinetoparse parses PyTorch profiler (Kineto) traces with the
+// kineto package and prints, per file, a JSON summary: events by phase and
+// category, the sum of |Bytes| of [memory] events, and the metadata. It is
+// the measured side of bench/profileimport (which, living in another
+// module, cannot import this internal package) and a debugging aid.
+//
+//	go run ./internal/profiles/kineto/cmd/kinetoparse [-max-bytes N] FILE...
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kineto"
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kinetobuild"
+)
+
+type summary struct {
+	File        string           `json:"file"`
+	Events      int64            `json:"events"`
+	ByPhase     map[string]int64 `json:"by_phase"`
+	ByCategory  map[string]int64 `json:"by_category"`
+	MemoryBytes int64            `json:"memory_bytes"` // sum of |Bytes| of [memory] events
+	Metadata    kineto.Metadata  `json:"metadata"`
+	// With -import: what the full import produced.
+	Spans        int `json:"spans,omitempty"`
+	MemoryPoints int `json:"memory_points,omitempty"`
+	LeakSuspects int `json:"leak_suspects,omitempty"`
+}
+
+func main() {
+	maxBytes := flag.Int64("max-bytes", 0, "fail past this many decompressed bytes (0: no limit)")
+	full := flag.Bool("import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
+	workers := flag.Int("workers", 2, "goroutines parsing traceEvents (the receiver's parse_workers; 1: sequential)")
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: kinetoparse [-max-bytes N] FILE...")
+		os.Exit(2)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	for _, path := range flag.Args() {
+		s := summary{File: path, ByPhase: map[string]int64{}, ByCategory: map[string]int64{}}
+		// Trivial work per event: count by phase and category, sum the
+		// bytes of memory events.
+		var phases [256]int64
+		var b *kinetobuild.Builder
+		if *full {
+			b = kinetobuild.NewBuilder(kinetobuild.DefaultOptions())
+		}
+		var h kineto.Handler = kineto.HandlerFunc(func(e *kineto.Event) error {
+			phases[e.Phase]++
+			s.ByCategory[e.Cat]++
+			if e.Name == "[memory]" {
+				s.MemoryBytes += max(e.Args.Bytes, -e.Args.Bytes)
+			}
+			if b != nil {
+				return b.Event(e)
+			}
+			return nil
+		})
+		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes, Workers: *workers}, h)
+		if err == nil && b != nil {
+			// Spans come in batches, as the receiver takes them: each is
+			// counted and dropped before the next is built.
+			var res kinetobuild.Result
+			spans := 0
+			if res, err = b.FinishBatches(md, path, 2000, func(td ptrace.Traces) error {
+				spans += td.SpanCount()
+				return nil
+			}); err == nil {
+				s.Spans, s.MemoryPoints, s.LeakSuspects = spans, res.Metrics.DataPointCount(), res.Logs.LogRecordCount()
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
+			os.Exit(1)
+		}
+		for ph, n := range phases {
+			if n > 0 {
+				s.ByPhase[string(rune(ph))] = n
+			}
+		}
+		s.Events, s.Metadata = md.Events, md
+		if err := enc.Encode(s); err != nil {
+			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
+			os.Exit(1)
+		}
+	}
+}

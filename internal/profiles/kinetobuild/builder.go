@@ -1,0 +1,444 @@
+// Package profile turns the event stream of a PyTorch profiler (Kineto)
+// trace into OpenTelemetry traces, metrics and logs.
+//
+// A Builder receives events one at a time (it implements kineto.Handler),
+// keeps a compact copy of what it needs (interned strings, one small struct
+// per duration event, one per memory event) and builds everything in
+// Finish, once the whole profiling window is known:
+//
+//   - one trace per file: a synthetic root span covering the window, spans
+//     for user annotations (ProfilerStep#N ...), nn.Module frames, CPU ops,
+//     runtime/driver calls and GPU kernels/memcpy/memset;
+//   - per (module path, device) GPU memory metrics and the allocator's
+//     Total Allocated / Total Reserved over time;
+//   - leak-suspect log records for the module paths whose allocations are
+//     still outstanding at the end of the window.
+package kinetobuild
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kineto"
+)
+
+// Options tune the builder. The zero value is usable: NewBuilder fills the
+// defaults documented on each field.
+type Options struct {
+	// MinDuration folds CPU-side events (ops, Python frames, runtime calls)
+	// shorter than this into their parent: they are not spans, their
+	// children attach to the nearest kept ancestor. User annotations are
+	// never folded. Default 0: keep all ops.
+	MinDuration time.Duration
+	// FoldPythonFrames folds bare Python frames (python_function events
+	// that are not "nn.Module: ..." frames). NewBuilder cannot tell an unset
+	// bool from false, so use DefaultOptions (or set it explicitly); the
+	// receiver's config default is true.
+	FoldPythonFrames bool
+	// SpanBudget caps the spans of the trace (default 100000, root
+	// included). See Finish for what is kept when it is exceeded.
+	SpanBudget int
+	// LeakSuspects is how many module paths, largest outstanding bytes
+	// first, become leak-suspect log records (default 5; negative: none).
+	LeakSuspects int
+	// MinLeakBytes ignores paths with less outstanding (default 1 MiB;
+	// negative: no minimum).
+	MinLeakBytes int64
+}
+
+// Defaults.
+const (
+	DefaultSpanBudget   = 100000
+	DefaultLeakSuspects = 5
+	DefaultMinLeakBytes = 1 << 20
+)
+
+// DefaultOptions returns the documented defaults (FoldPythonFrames true).
+func DefaultOptions() Options {
+	return Options{FoldPythonFrames: true, SpanBudget: DefaultSpanBudget,
+		LeakSuspects: DefaultLeakSuspects, MinLeakBytes: DefaultMinLeakBytes}
+}
+
+// kind is the normalized category of an event.
+type kind uint8
+
+const (
+	kOther         kind = iota
+	kAnnotation         // user_annotation (CPU side), ProfilerStep#N
+	kGPUAnnotation      // gpu_user_annotation
+	kPython             // python_function
+	kOp                 // cpu_op, Operator (2021-22)
+	kRuntime            // cuda_runtime, cuda_driver, Runtime (2021-22)
+	kKernel             // kernel, Kernel
+	kMemcpy             // gpu_memcpy, Memcpy
+	kMemset             // gpu_memset, Memset
+	kSync               // cuda_sync (GPU-side synchronization records)
+)
+
+func (k kind) gpu() bool {
+	return k == kKernel || k == kMemcpy || k == kMemset || k == kSync || k == kGPUAnnotation
+}
+
+func (k kind) launched() bool { return k == kKernel || k == kMemcpy || k == kMemset || k == kSync }
+
+func (k kind) cpu() bool {
+	return k == kAnnotation || k == kPython || k == kOp || k == kRuntime
+}
+
+func kindOf(cat string) kind {
+	switch cat {
+	case "user_annotation", "User Annotation":
+		return kAnnotation
+	case "gpu_user_annotation":
+		return kGPUAnnotation
+	case "python_function", "Python", "python":
+		return kPython
+	case "cpu_op", "Operator", "operator":
+		return kOp
+	case "cuda_runtime", "cuda_driver", "Runtime", "runtime", "Driver":
+		return kRuntime
+	case "kernel", "Kernel":
+		return kKernel
+	case "gpu_memcpy", "Memcpy":
+		return kMemcpy
+	case "gpu_memset", "Memset":
+		return kMemset
+	case "cuda_sync":
+		return kSync
+	}
+	return kOther
+}
+
+const moduleFramePrefix = "nn.Module: "
+
+// node flags.
+const (
+	fModule uint8 = 1 << iota // python_function "nn.Module: ..."
+	fStep                     // ProfilerStep#N
+)
+
+// node is one kept duration event ('X'). 72 bytes.
+type node struct {
+	start int64 // ts as written (ns); Metadata.BaseTimeNs added in Finish
+	dur   int64
+	// corr and ext are "correlation" and "External id"; for Python frames
+	// they hold "Python id" and "Python parent id" instead.
+	corr, ext int64
+	name      uint32 // interned
+	cat       uint32 // interned raw category
+	thread    uint32 // index into Builder.threads
+	extra     uint32 // index into Builder.extras (0: none)
+	parent    int32  // tree parent (node index), -1: none
+	device    int32
+	stream    int32
+	kind      kind
+	flags     uint8
+}
+
+func (n *node) end() int64 { return n.start + n.dur }
+
+// extra holds the structured args kept on a span, interned.
+type extra struct{ inputDims, grid, block, callStack uint32 }
+
+// memEvent is one [memory] instant event. 48 bytes.
+type memEvent struct {
+	ts         int64
+	addr       int64
+	bytes      int64
+	totalAlloc int64
+	totalRes   int64
+	thread     uint32
+	device     int16
+	devType    int8
+}
+
+// flow is one ac2g flow point.
+type flow struct {
+	id     uint64
+	ts     int64
+	thread uint32
+	start  bool
+}
+
+type threadKey struct {
+	pid, tid       int64
+	pidStr, tidStr string
+}
+
+// Builder accumulates events; see the package documentation.
+type Builder struct {
+	opts Options
+
+	strs   []string
+	strIdx map[string]uint32
+	// strCache maps a cheap fingerprint of a string to its index + 1 (0:
+	// empty slot); see intern.
+	strCache [internCacheSize]uint32
+	threads  []threadKey
+	thrIdx   map[threadKey]uint32
+	// lastThr caches the thread of the previous lookup (events come in
+	// runs from the same thread).
+	lastThr    uint32
+	hasLastThr bool
+	// lastCat caches the interned category of the previous event.
+	lastCat    string
+	lastCatIdx uint32
+	hasLastCat bool
+
+	// Events accumulate in chunks (no reallocation and copy of the
+	// whole table as it grows) and are flattened once, at their exact
+	// size, when Finish starts.
+	memAcc  chunked[memEvent]
+	flowAcc chunked[flow]
+
+	nodes  nodeTable
+	extras []extra
+	mems   []memEvent
+	flows  []flow
+
+	catCount    []int64 // by interned category
+	events      int64
+	firstTs     int64
+	hasFirst    bool
+	processName map[int64]string // pid -> process_name (metadata events)
+	ignored     int64
+	done        bool
+}
+
+// NewBuilder returns a builder; zero fields of opts take their defaults
+// (FoldPythonFrames excepted, see Options).
+func NewBuilder(opts Options) *Builder {
+	if opts.SpanBudget <= 0 {
+		opts.SpanBudget = DefaultSpanBudget
+	}
+	if opts.LeakSuspects == 0 {
+		opts.LeakSuspects = DefaultLeakSuspects
+	}
+	if opts.MinLeakBytes == 0 {
+		opts.MinLeakBytes = DefaultMinLeakBytes
+	}
+	b := &Builder{
+		opts:    opts,
+		strIdx:  make(map[string]uint32),
+		thrIdx:  make(map[threadKey]uint32),
+		extras:  []extra{{}},
+		strs:    nil,
+		threads: nil,
+	}
+	b.intern("") // index 0 is the empty string
+	return b
+}
+
+func (b *Builder) intern(s string) uint32 {
+	// A small direct-mapped cache in front of the map: names (kernel
+	// names are long C++ signatures) repeat, and checking a candidate is
+	// cheaper than hashing the whole string.
+	var slot uint32
+	if n := len(s); n > 0 {
+		slot = (uint32(n)*31 + uint32(s[0])*7 + uint32(s[n/2])*3 + uint32(s[n-1])) % internCacheSize
+		if c := b.strCache[slot]; c != 0 && b.strs[c-1] == s {
+			return c - 1
+		}
+	}
+	i, ok := b.strIdx[s]
+	if !ok {
+		s = strings.Clone(s)
+		i = uint32(len(b.strs))
+		b.strs = append(b.strs, s)
+		b.strIdx[s] = i
+	}
+	if len(s) > 0 {
+		b.strCache[slot] = i + 1
+	}
+	return i
+}
+
+const internCacheSize = 512
+
+func (b *Builder) thread(e *kineto.Event) uint32 {
+	k := threadKey{pid: e.Pid, tid: e.Tid, pidStr: e.PidStr, tidStr: e.TidStr}
+	if b.hasLastThr && b.threads[b.lastThr] == k {
+		return b.lastThr
+	}
+	if i, ok := b.thrIdx[k]; ok {
+		b.lastThr, b.hasLastThr = i, true
+		return i
+	}
+	k.pidStr, k.tidStr = strings.Clone(k.pidStr), strings.Clone(k.tidStr)
+	i := uint32(len(b.threads))
+	b.threads = append(b.threads, k)
+	b.thrIdx[k] = i
+	b.lastThr, b.hasLastThr = i, true
+	return i
+}
+
+// nodeChunkBits sizes the chunks of a nodeTable (8192 nodes, 576 KiB).
+const nodeChunkBits = 13
+
+// nodeTable is the table of kept duration events, by arrival index. It
+// is stored in fixed-size chunks rather than one slice: the largest table
+// of the builder never gets reallocated and copied as it grows, and never
+// needs twice its size while it does.
+type nodeTable struct {
+	chunks [][]node
+	n      int32
+}
+
+func (nt *nodeTable) add(x node) {
+	c := int(nt.n >> nodeChunkBits)
+	if c == len(nt.chunks) {
+		size := 1 << nodeChunkBits
+		if c == 0 {
+			size = 64 // the first chunk grows as needed: small traces stay small
+		}
+		nt.chunks = append(nt.chunks, make([]node, 0, size))
+	}
+	nt.chunks[c] = append(nt.chunks[c], x)
+	nt.n++
+}
+
+func (nt nodeTable) len() int32 { return nt.n }
+
+func (nt nodeTable) at(i int32) *node {
+	return &nt.chunks[i>>nodeChunkBits][i&(1<<nodeChunkBits-1)]
+}
+
+// chunked accumulates a pointer-free table in chunks.
+type chunked[E any] struct {
+	full [][]E
+	cur  []E
+	n    int
+}
+
+func (c *chunked[E]) add(e E) {
+	if len(c.cur) == cap(c.cur) {
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+		}
+		c.cur = make([]E, 0, min(max(c.n, 64), 1<<14))
+	}
+	c.cur = append(c.cur, e)
+	c.n++
+}
+
+// flatten returns the elements in order in one slice of exactly their
+// count, and empties c.
+func (c *chunked[E]) flatten() []E {
+	if c.n == 0 {
+		return nil
+	}
+	out := make([]E, 0, c.n)
+	for i, ch := range c.full {
+		out = append(out, ch...)
+		c.full[i] = nil
+	}
+	out = append(out, c.cur...)
+	*c = chunked[E]{}
+	return out
+}
+
+func clampInt32(v int64) int32 {
+	if v < -1 || v > 1<<31-1 {
+		return -1
+	}
+	return int32(v)
+}
+
+// Event implements kineto.Handler. It copies what it keeps; e may be
+// reused by the caller after it returns.
+func (b *Builder) Event(e *kineto.Event) error {
+	b.events++
+	var ci uint32
+	if b.hasLastCat && e.Cat == b.lastCat {
+		ci = b.lastCatIdx
+	} else {
+		ci = b.intern(e.Cat)
+		b.lastCat, b.lastCatIdx, b.hasLastCat = b.strs[ci], ci, true
+	}
+	for int(ci) >= len(b.catCount) {
+		b.catCount = append(b.catCount, 0)
+	}
+	b.catCount[ci]++
+	if e.Phase != 'M' && !b.hasFirst {
+		b.firstTs, b.hasFirst = e.TsNs, true
+	}
+	switch e.Phase {
+	case 'X':
+		b.addNode(e, ci)
+	case 'i', 'I':
+		if e.Name == "[memory]" {
+			b.memAcc.add(memEvent{
+				ts: e.TsNs, addr: e.Args.Addr, bytes: e.Args.Bytes,
+				totalAlloc: e.Args.TotalAllocated, totalRes: e.Args.TotalReserved,
+				thread: b.thread(e), device: int16(clampInt32(e.Args.DeviceID)), devType: int8(clampInt32(e.Args.DeviceType)),
+			})
+		}
+	case 's', 'f', 't':
+		if e.Cat == "ac2g" && e.Phase != 't' {
+			b.flowAcc.add(flow{id: flowID(e.ID), ts: e.TsNs, thread: b.thread(e), start: e.Phase == 's'})
+		}
+	case 'M':
+		if e.Name == "process_name" && e.Args.MetaName != "" && e.PidStr == "" {
+			if b.processName == nil {
+				b.processName = make(map[int64]string)
+			}
+			b.processName[e.Pid] = strings.Clone(e.Args.MetaName)
+		}
+	default:
+		b.ignored++
+	}
+	return nil
+}
+
+func flowID(s string) uint64 {
+	if v, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return v
+	}
+	// FNV-1a for non-numeric ids, top bit set so it cannot collide with a
+	// small numeric id.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h | 1<<63
+}
+
+func (b *Builder) addNode(e *kineto.Event, ci uint32) {
+	k := kindOf(e.Cat)
+	if k == kOther {
+		return
+	}
+	n := node{
+		start: e.TsNs, dur: e.DurNs,
+		corr: e.Args.Correlation, ext: e.Args.ExternalID,
+		name: b.intern(e.Name), cat: ci, thread: b.thread(e),
+		parent: -1, device: clampInt32(e.Args.Device), stream: clampInt32(e.Args.Stream),
+		kind: k,
+	}
+	if n.dur < 0 {
+		n.dur = 0
+	}
+	switch k {
+	case kPython:
+		n.corr, n.ext = e.Args.PythonID, e.Args.PythonParentID
+		if strings.HasPrefix(e.Name, moduleFramePrefix) {
+			n.flags |= fModule
+		}
+	case kAnnotation:
+		if strings.HasPrefix(e.Name, "ProfilerStep#") {
+			n.flags |= fStep
+		}
+	}
+	if k.gpu() && n.device < 0 && e.PidStr == "" && e.Pid >= 0 && e.Pid < 1<<16 {
+		n.device = int32(e.Pid) // Kineto writes GPU activity with pid = device index
+	}
+	a := &e.Args
+	if a.InputDims != "" || a.Grid != "" || a.Block != "" || a.CallStack != "" {
+		x := extra{inputDims: b.intern(a.InputDims), grid: b.intern(a.Grid), block: b.intern(a.Block), callStack: b.intern(a.CallStack)}
+		n.extra = uint32(len(b.extras))
+		b.extras = append(b.extras, x)
+	}
+	b.nodes.add(n)
+}

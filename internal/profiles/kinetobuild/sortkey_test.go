@@ -1,0 +1,73 @@
+package kinetobuild
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestSortKeysMatchesSlicesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 3, 15, 16, 17, 100, 1000, 20000} {
+		for _, spread := range []int64{1, 3, 1000, 1 << 40} {
+			s := make([]sortKey, n)
+			for i := range s {
+				s[i] = sortKey{r.Int64N(spread), r.Int64N(spread), -r.Int64N(spread), int64(i)}
+			}
+			for _, prep := range []string{"random", "sorted", "reversed"} {
+				in := slices.Clone(s)
+				want := slices.Clone(s)
+				cmpKey := func(x, y sortKey) int {
+					return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b), cmp.Compare(x.c, y.c), cmp.Compare(x.d, y.d))
+				}
+				switch prep {
+				case "sorted":
+					slices.SortFunc(in, cmpKey)
+				case "reversed":
+					slices.SortFunc(in, cmpKey)
+					slices.Reverse(in)
+				}
+				slices.SortFunc(want, cmpKey)
+				sortKeys(in)
+				if !slices.Equal(in, want) {
+					t.Fatalf("n=%d spread=%d %s: sortKeys differs from slices.SortFunc", n, spread, prep)
+				}
+			}
+		}
+	}
+	// Heapsort fallback.
+	s := make([]sortKey, 5000)
+	for i := range s {
+		s[i] = sortKey{r.Int64N(50), 0, 0, int64(i)}
+	}
+	heapSortKeys(s)
+	if !slices.IsSortedFunc(s, func(x, y sortKey) int {
+		return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.d, y.d))
+	}) {
+		t.Fatal("heapSortKeys: not sorted")
+	}
+}
+
+func TestSelectKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 5, 17, 100, 5000} {
+		s := make([]sortKey, n)
+		for i := range s {
+			s[i] = sortKey{a: r.Int64N(20), b: -r.Int64N(1000), d: int64(i)}
+		}
+		sorted := slices.Clone(s)
+		sortKeys(sorted)
+		for _, k := range []int{0, 1, n / 3, n - 1, n} {
+			if k < 0 || k > n {
+				continue
+			}
+			got := slices.Clone(s)
+			selectKeys(got, k)
+			sortKeys(got[:k])
+			if !slices.Equal(got[:k], sorted[:k]) {
+				t.Fatalf("n=%d k=%d: selectKeys did not select the k smallest", n, k)
+			}
+		}
+	}
+}

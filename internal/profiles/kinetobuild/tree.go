@@ -1,0 +1,430 @@
+package kinetobuild
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// tree is the work state of Finish.
+type tree struct {
+	b     *Builder
+	nodes nodeTable
+	// modPath is the interned module path of each node ("" when none).
+	modPath []uint32
+	// up is the nearest ancestor that is a span (-1: the root span).
+	up []int32
+	// span is true for nodes that are span-eligible (not folded).
+	span []bool
+	// memNode is the node each memory event is attributed to (-1: none).
+	memNode []int32
+	stats   *Stats
+}
+
+// buildCPUTree parents CPU-side nodes by time containment on their
+// (pid, tid), then overrides Python frames' parents with the Python id tree
+// where it resolves; it attributes memory events to the deepest op or
+// module frame open at their time on the same thread.
+func (t *tree) buildCPUTree() {
+	nodes := t.nodes
+	// Sort (thread, start, longest first, containRank, arrival) on
+	// precomputed keys: the comparator does not chase node indexes.
+	nCPU := 0
+	for i := int32(0); i < nodes.len(); i++ {
+		if nodes.at(i).kind.cpu() {
+			nCPU++
+		}
+	}
+	keys := make([]sortKey, 0, nCPU)
+	for i := int32(0); i < nodes.len(); i++ {
+		if n := nodes.at(i); n.kind.cpu() {
+			keys = append(keys, sortKey{a: int64(n.thread), b: n.start, c: -n.dur, d: int64(containRank(n))<<32 | int64(i)})
+		}
+	}
+	sortKeys(keys)
+	cpu := make([]int32, len(keys))
+	for j := range keys {
+		cpu[j] = int32(keys[j].d)
+	}
+	keys = nil
+	mems := t.b.mems
+	memKeys := make([]sortKey, len(mems))
+	for i := range mems {
+		memKeys[i] = sortKey{a: int64(mems[i].thread), b: mems[i].ts, d: int64(i)}
+	}
+	sortKeys(memKeys)
+	memOrder := make([]int32, len(mems))
+	for i := range memKeys {
+		memOrder[i] = int32(memKeys[i].d)
+	}
+	memKeys = nil
+	t.memNode = make([]int32, len(mems))
+	stack := make([]int32, 0, 64)
+	ci, mi := 0, 0
+	for ci < len(cpu) || mi < len(memOrder) {
+		// Next thread to sweep.
+		var th uint32
+		switch {
+		case ci >= len(cpu):
+			th = mems[memOrder[mi]].thread
+		case mi >= len(memOrder):
+			th = nodes.at(cpu[ci]).thread
+		default:
+			th = min(nodes.at(cpu[ci]).thread, mems[memOrder[mi]].thread)
+		}
+		stack = stack[:0]
+		for {
+			hasN := ci < len(cpu) && nodes.at(cpu[ci]).thread == th
+			hasM := mi < len(memOrder) && mems[memOrder[mi]].thread == th
+			if !hasN && !hasM {
+				break
+			}
+			// Ops starting at the memory event's ts are open at it.
+			if hasN && (!hasM || nodes.at(cpu[ci]).start <= mems[memOrder[mi]].ts) {
+				i := cpu[ci]
+				ci++
+				n := nodes.at(i)
+				end := n.end()
+				for len(stack) > 0 {
+					top := nodes.at(stack[len(stack)-1])
+					if top.end() >= end {
+						break // top contains n
+					}
+					if top.end() > n.start {
+						t.stats.PartialOverlaps++
+					}
+					stack = stack[:len(stack)-1]
+				}
+				if len(stack) > 0 {
+					n.parent = stack[len(stack)-1]
+				}
+				stack = append(stack, i)
+				continue
+			}
+			m := memOrder[mi]
+			mi++
+			ts := mems[m].ts
+			for len(stack) > 0 && nodes.at(stack[len(stack)-1]).end() < ts {
+				stack = stack[:len(stack)-1]
+			}
+			t.memNode[m] = -1
+			for j := len(stack) - 1; j >= 0; j-- {
+				if nd := nodes.at(stack[j]); nd.kind == kOp || nd.flags&fModule != 0 {
+					t.memNode[m] = stack[j]
+					break
+				}
+			}
+			if t.memNode[m] < 0 && len(stack) > 0 {
+				t.memNode[m] = stack[len(stack)-1]
+			}
+		}
+	}
+
+	// Python id tree.
+	// Maps are sized up front: growing them rehashes and leaves garbage.
+	nPy := 0
+	for i := int32(0); i < nodes.len(); i++ {
+		if nodes.at(i).kind == kPython && nodes.at(i).corr >= 0 {
+			nPy++
+		}
+	}
+	if nPy == 0 {
+		return
+	}
+	pyIdx := make(map[int64]int32, nPy)
+	for i := int32(0); i < nodes.len(); i++ {
+		if nodes.at(i).kind == kPython && nodes.at(i).corr >= 0 {
+			if _, dup := pyIdx[nodes.at(i).corr]; !dup {
+				pyIdx[nodes.at(i).corr] = i
+			}
+		}
+	}
+	if len(pyIdx) == 0 {
+		return
+	}
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
+		if n.kind != kPython || n.ext < 0 {
+			continue
+		}
+		p, ok := pyIdx[n.ext]
+		if !ok || p == i {
+			continue
+		}
+		pn := nodes.at(p)
+		// Accept only parents that precede the child in the sweep order,
+		// which keeps the tree acyclic whatever the input says.
+		if pn.thread == n.thread && precedes(pn, n, p, i) {
+			n.parent = p
+		}
+	}
+}
+
+func containRank(n *node) int {
+	switch {
+	case n.kind == kAnnotation:
+		return 0
+	case n.flags&fModule != 0:
+		return 1
+	case n.kind == kPython:
+		return 2
+	case n.kind == kOp:
+		return 3
+	}
+	return 4
+}
+
+func precedes(a, b *node, ai, bi int32) bool {
+	if a.start != b.start {
+		return a.start < b.start
+	}
+	if a.dur != b.dur {
+		return a.dur > b.dur
+	}
+	if ra, rb := containRank(a), containRank(b); ra != rb {
+		return ra < rb
+	}
+	return ai < bi
+}
+
+// linkGPU parents GPU activity to the runtime call that launched it (by
+// correlation, else by an ac2g flow), gpu_user_annotation to the CPU
+// annotation with the same External id, and anything unmatched to the
+// annotation containing it in time (else the root).
+func (t *tree) linkGPU() {
+	nodes := t.nodes
+	// Maps are sized up front: growing them rehashes and leaves garbage.
+	nRuntime, nAnn := 0, 0
+	for i := int32(0); i < nodes.len(); i++ {
+		switch nodes.at(i).kind {
+		case kRuntime:
+			nRuntime++
+		case kAnnotation:
+			nAnn++
+		}
+	}
+	byCorr := make(map[int64]int32, nRuntime)
+	annByExt := make(map[int64]int32, nAnn)
+	anns := make([]int32, 0, nAnn)
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
+		switch n.kind {
+		case kRuntime:
+			if n.corr >= 0 {
+				if _, dup := byCorr[n.corr]; !dup {
+					byCorr[n.corr] = i
+				}
+			}
+		case kAnnotation:
+			anns = append(anns, i)
+			if n.ext >= 0 {
+				if _, dup := annByExt[n.ext]; !dup {
+					annByExt[n.ext] = i
+				}
+			}
+		}
+	}
+	type tts struct {
+		thread uint32
+		ts     int64
+	}
+	var flowEnd map[tts]uint64   // (thread, ts) of 'f' -> id
+	var flowStart map[uint64]tts // id -> (thread, ts) of 's'
+	var runtimeAt map[tts]int32
+	initFlows := func() {
+		nStart := 0
+		for _, f := range t.b.flows {
+			if f.start {
+				nStart++
+			}
+		}
+		flowEnd = make(map[tts]uint64, len(t.b.flows)-nStart)
+		flowStart = make(map[uint64]tts, nStart)
+		for _, f := range t.b.flows {
+			if f.start {
+				flowStart[f.id] = tts{f.thread, f.ts}
+			} else {
+				flowEnd[tts{f.thread, f.ts}] = f.id
+			}
+		}
+		runtimeAt = make(map[tts]int32, nRuntime)
+		for i := int32(0); i < nodes.len(); i++ {
+			if nodes.at(i).kind == kRuntime {
+				k := tts{nodes.at(i).thread, nodes.at(i).start}
+				if _, dup := runtimeAt[k]; !dup {
+					runtimeAt[k] = i
+				}
+			}
+		}
+	}
+	var unmatched []int32
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
+		switch {
+		case n.kind == kGPUAnnotation:
+			if p, ok := annByExt[n.ext]; ok && n.ext >= 0 {
+				n.parent = p
+			} else {
+				unmatched = append(unmatched, i)
+			}
+		case n.kind.launched():
+			if p, ok := byCorr[n.corr]; ok && n.corr >= 0 {
+				n.parent = p
+				continue
+			}
+			if len(t.b.flows) > 0 {
+				if flowEnd == nil {
+					initFlows()
+				}
+				if id, ok := flowEnd[tts{n.thread, n.start}]; ok {
+					if s, ok := flowStart[id]; ok {
+						if p, ok := runtimeAt[s]; ok {
+							n.parent = p
+							t.stats.KernelsLinkedByFlow++
+							continue
+						}
+					}
+				}
+			}
+			t.stats.KernelsWithoutLauncher++
+			unmatched = append(unmatched, i)
+		}
+	}
+	if len(unmatched) == 0 || len(anns) == 0 {
+		return
+	}
+	// Annotations by start, with the running max of their ends so the
+	// backward scan stops as soon as nothing earlier can contain t.
+	slices.SortFunc(anns, func(x, y int32) int {
+		if c := cmp.Compare(nodes.at(x).start, nodes.at(y).start); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	maxEnd := make([]int64, len(anns))
+	for j, a := range anns {
+		maxEnd[j] = nodes.at(a).end()
+		if j > 0 {
+			maxEnd[j] = max(maxEnd[j], maxEnd[j-1])
+		}
+	}
+	const scanCap = 4096
+	for _, i := range unmatched {
+		ts := nodes.at(i).start
+		j, _ := slices.BinarySearchFunc(anns, ts, func(a int32, v int64) int {
+			if nodes.at(a).start <= v {
+				return -1
+			}
+			return 1
+		})
+		best := int32(-1)
+		for k, n := j-1, 0; k >= 0 && n < scanCap && maxEnd[k] >= ts; k, n = k-1, n+1 {
+			a := nodes.at(anns[k])
+			if a.end() >= ts && (best < 0 || a.dur < nodes.at(best).dur) {
+				best = anns[k]
+			}
+		}
+		nodes.at(i).parent = best
+	}
+}
+
+// computePaths fills modPath: the chain of nn.Module ancestors (the node
+// itself included), outermost first, joined by '/'. GPU activity inherits
+// its launcher's path through the parent link.
+func (t *tree) computePaths() {
+	nodes := t.nodes
+	const unknown = ^uint32(0)
+	t.modPath = make([]uint32, int(nodes.len()))
+	for i := range t.modPath {
+		t.modPath[i] = unknown
+	}
+	var chain []int32
+	var sb strings.Builder
+	for i := int32(0); i < nodes.len(); i++ {
+		if t.modPath[i] != unknown {
+			continue
+		}
+		chain = chain[:0]
+		j := i
+		for j >= 0 && t.modPath[j] == unknown && len(chain) <= int(nodes.len()) {
+			chain = append(chain, j)
+			j = nodes.at(j).parent
+		}
+		base := uint32(0)
+		if j >= 0 && t.modPath[j] != unknown {
+			base = t.modPath[j]
+		}
+		for k := len(chain) - 1; k >= 0; k-- {
+			c := chain[k]
+			if nodes.at(c).flags&fModule != 0 {
+				cls := strings.TrimPrefix(t.b.strs[nodes.at(c).name], moduleFramePrefix)
+				sb.Reset()
+				if base != 0 {
+					sb.WriteString(t.b.strs[base])
+					sb.WriteByte('/')
+				}
+				sb.WriteString(cls)
+				base = t.b.intern(sb.String())
+			}
+			t.modPath[c] = base
+		}
+	}
+}
+
+// fold marks span-eligible nodes and computes up (nearest span ancestor).
+func (t *tree) fold() {
+	nodes := t.nodes
+	t.span = make([]bool, int(nodes.len()))
+	minDur := int64(t.b.opts.MinDuration)
+	for i := int32(0); i < nodes.len(); i++ {
+		n := nodes.at(i)
+		ok := true
+		switch n.kind {
+		case kPython:
+			ok = n.flags&fModule != 0 || !t.b.opts.FoldPythonFrames
+			if ok && n.dur < minDur {
+				ok = false
+			}
+		case kOp, kRuntime:
+			ok = n.dur >= minDur
+		}
+		t.span[i] = ok
+		if !ok {
+			t.stats.SpansFolded++
+		}
+	}
+	t.up = make([]int32, int(nodes.len()))
+	const unknown = int32(-2)
+	for i := range t.up {
+		t.up[i] = unknown
+	}
+	var chain []int32
+	for i := int32(0); i < nodes.len(); i++ {
+		if t.up[i] != unknown {
+			continue
+		}
+		chain = chain[:0]
+		j := i
+		for j >= 0 && t.up[j] == unknown {
+			chain = append(chain, j)
+			j = nodes.at(j).parent
+		}
+		// j is -1 or a node with up known; the up of the last chain element
+		// is j if j is a span, else up[j].
+		var cur int32 = -1
+		if j >= 0 {
+			if t.span[j] {
+				cur = j
+			} else {
+				cur = t.up[j]
+			}
+		}
+		for k := len(chain) - 1; k >= 0; k-- {
+			c := chain[k]
+			t.up[c] = cur
+			if t.span[c] {
+				cur = c
+			}
+		}
+	}
+}

@@ -1,0 +1,25 @@
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// SharedFixture is the path of name under ../shared/fixtures (dir is that
+// directory as seen from the test's package, e.g.
+// "../../../shared/fixtures/traces"). A missing fixture skips the test on a
+// developer's machine, where the shared data may not be checked out beside
+// the repository, but fails it under CI (CI set): there a moved package or
+// a wrong relative path must not turn into a silent pass.
+func SharedFixture(t testing.TB, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("fixture %s missing under CI: %v", p, err)
+		}
+		t.Skipf("fixture %s not available: %v", p, err)
+	}
+	return p
+}

@@ -1,6 +1,0 @@
-//go:build race
-
-package llmprof
-
-// raceEnabled skips the slowest tests under the race detector.
-const raceEnabled = true
