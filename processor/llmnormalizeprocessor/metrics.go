@@ -277,9 +277,11 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 	return wrote
 }
 
+// isUnified reports whether name is in the registry. It runs for every
+// unmapped metric of an engine (to count it), so it uses the registry's
+// index without LookupMetric's copy of the attribute list.
 func isUnified(name string) bool {
-	_, ok := spec.LookupMetric(name)
-	return ok
+	return spec.IsKnownMetric(name)
 }
 
 func matchKey(r *rule) string {
