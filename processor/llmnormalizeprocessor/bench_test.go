@@ -4,13 +4,22 @@ import (
 	"context"
 	"testing"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
+
+// benchNormalizer records its own telemetry into an SDK meter provider, as
+// in a running collector, so the benchmarks include the counting's cost.
+func benchNormalizer(b *testing.B) *normalizer {
+	tt := componenttest.NewTelemetry()
+	b.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+	return newMeteredNormalizer(b, tt.NewTelemetrySettings(), nil)
+}
 
 // BenchmarkUnchangedPoints: metrics the processor does not map (GPU metrics
 // from nvml, application metrics) must cost no allocation per point.
 func BenchmarkUnchangedPoints(b *testing.B) {
-	n := newTestNormalizer(b, nil)
+	n := benchNormalizer(b)
 	md := pmetric.NewMetrics()
 	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
 	for i := 0; i < 100; i++ {
@@ -35,7 +44,7 @@ func BenchmarkUnchangedPoints(b *testing.B) {
 // BenchmarkVLLMFixture normalises one scrape of the vLLM fixture (a fresh
 // copy each iteration, as a pipeline hands over a new batch).
 func BenchmarkVLLMFixture(b *testing.B) {
-	n := newTestNormalizer(b, nil)
+	n := benchNormalizer(b)
 	src := scrapeEngine(b, "vllm")
 	points := src.DataPointCount()
 	ctx := context.Background()

@@ -31,7 +31,7 @@ func createDefaultConfig() component.Config {
 var capabilities = consumer.Capabilities{MutatesData: true}
 
 func createMetrics(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Metrics) (processor.Metrics, error) {
-	n, err := newNormalizer(cfg.(*Config))
+	n, err := newNormalizer(cfg.(*Config), set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func createMetrics(ctx context.Context, set processor.Settings, cfg component.Co
 }
 
 func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
-	n, err := newNormalizer(cfg.(*Config))
+	n, err := newNormalizer(cfg.(*Config), set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
@@ -22,7 +23,7 @@ func FuzzProcessMetrics(f *testing.F) {
 	}
 	sources = append(sources, "unrelated", spec.HwGpuMemoryUsage)
 	engines := []string{"", spec.EngineVLLM, spec.EngineTGI, spec.EngineTriton, spec.EngineLlamaCpp, "dcgm", spec.EngineCustom}
-	n, err := newNormalizer(&Config{UnmappedMetrics: UnmappedKeep, TraceIDAttributes: defaultTraceIDAttributes})
+	n, err := newNormalizer(&Config{UnmappedMetrics: UnmappedKeep, TraceIDAttributes: defaultTraceIDAttributes}, componenttest.NewNopTelemetrySettings())
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -72,11 +73,18 @@ func scrapeEngine(t testing.TB, engine enginereplay.Engine) pmetric.Metrics {
 
 func newTestNormalizer(t testing.TB, mutate func(*Config)) *normalizer {
 	t.Helper()
+	return newMeteredNormalizer(t, componenttest.NewNopTelemetrySettings(), mutate)
+}
+
+// newMeteredNormalizer reports its own telemetry to set (e.g. a
+// componenttest.Telemetry's SDK meter provider).
+func newMeteredNormalizer(t testing.TB, set component.TelemetrySettings, mutate func(*Config)) *normalizer {
+	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	if mutate != nil {
 		mutate(cfg)
 	}
-	n, err := newNormalizer(cfg)
+	n, err := newNormalizer(cfg, set)
 	if err != nil {
 		t.Fatal(err)
 	}

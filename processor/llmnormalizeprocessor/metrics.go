@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -18,14 +19,19 @@ type normalizer struct {
 	cfg      *Config
 	rules    *rules
 	traceIDs []string
+	tel      *telemetry
 }
 
-func newNormalizer(cfg *Config) (*normalizer, error) {
+func newNormalizer(cfg *Config, set component.TelemetrySettings) (*normalizer, error) {
 	rs, err := compileRules(cfg.Custom)
 	if err != nil {
 		return nil, err
 	}
-	return &normalizer{cfg: cfg, rules: rs, traceIDs: cfg.TraceIDAttributes}, nil
+	tel, err := newTelemetry(set, rs.engines)
+	if err != nil {
+		return nil, err
+	}
+	return &normalizer{cfg: cfg, rules: rs, traceIDs: cfg.TraceIDAttributes, tel: tel}, nil
 }
 
 // pointContext is what labelPoint adds to every point of one resource.
@@ -37,7 +43,16 @@ type pointContext struct {
 	serverPort    int64
 }
 
-func (n *normalizer) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+func (n *normalizer) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	// The batch's counts live on the stack (for up to inlineEngines
+	// engines) and reach the counters once, after the batch.
+	var inline [inlineEngines]int64
+	var c batchCounts
+	if k := len(n.tel.unmappedOpts); k <= inlineEngines {
+		c.unmapped = inline[:k]
+	} else {
+		c.unmapped = make([]int64, k)
+	}
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
@@ -58,7 +73,7 @@ func (n *normalizer) processMetrics(_ context.Context, md pmetric.Metrics) (pmet
 		for j := 0; j < sms.Len(); j++ {
 			sm := sms.At(j)
 			wrote := renameAliases(sm.Metrics(), resUnversioned && sm.SchemaUrl() == "")
-			if n.processScope(sm.Metrics(), pc) {
+			if n.processScope(sm.Metrics(), pc, &c) {
 				wrote = true
 			}
 			if wrote && sm.SchemaUrl() == "" {
@@ -70,6 +85,7 @@ func (n *normalizer) processMetrics(_ context.Context, md pmetric.Metrics) (pmet
 			rm.SetSchemaUrl(spec.SchemaURL)
 		}
 	}
+	n.tel.record(ctx, &c)
 	return md, nil
 }
 
@@ -184,8 +200,10 @@ func setGenAIServer(attrs pcommon.Map, pc pointContext) {
 
 // processScope normalises the metrics of one scope in place. Metrics with
 // no rule are left untouched (or dropped, for an engine's resource, when
-// unmapped_metrics is drop). It reports whether it wrote a unified metric.
-func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext) bool {
+// unmapped_metrics is drop). It reports whether it wrote a unified metric,
+// and adds to c the unmapped metrics and the points it removed without
+// making a unified point of them.
+func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *batchCounts) bool {
 	engine := pc.engine
 	// Derivations read the engine's own metrics, so they run first.
 	derived := n.derive(ms, pc)
@@ -206,25 +224,51 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext) bool 
 	}
 
 	out := pmetric.NewMetricSlice()
+	engineIdx, engineCounted := n.tel.engineIndex[engine]
 	dropUnmapped := n.cfg.UnmappedMetrics == UnmappedDrop && n.rules.engines[engine]
 	ms.RemoveIf(func(m pmetric.Metric) bool {
 		rs := n.rules.lookup(m.Name(), engine)
 		if len(rs) == 0 {
-			return dropUnmapped && !isUnified(m.Name())
+			if !engineCounted || isUnified(m.Name()) {
+				return false
+			}
+			c.unmapped[engineIdx]++
+			if dropUnmapped {
+				c.drop(reasonUnmapped, pointCount(m))
+			}
+			return dropUnmapped
 		}
+		// made counts the unified points made of m; lost is why the
+		// first rule that left some of m's points behind did so. When the
+		// source is consumed, its points beyond made are counted as
+		// dropped, all under that one reason (in the tables a source has
+		// one rule, or rules whose selectors pick disjoint points).
+		made, lost, lossy := 0, reasonTypeMismatch, false
+		total := pointCount(m)
 		for _, r := range rs {
 			if r.Deprecated && current[r.Target+matchKey(r)] {
+				if !lossy {
+					lost, lossy = reasonAliasSuperseded, true
+				}
 				continue
 			}
 			ppc := pc
 			if ppc.engine == "" {
 				ppc.engine = r.Engine
 			}
-			n.apply(r, m, out, ppc)
+			k, why := n.apply(r, m, out, ppc)
+			made += k
+			if k < total && !lossy {
+				lost, lossy = why, true
+			}
 		}
 		// The source is consumed unless some of its points matched no
 		// rule's selector and unmapped metrics are kept.
-		return !hasUnmatched(m, rs) || dropUnmapped
+		consumed := !hasUnmatched(m, rs) || dropUnmapped
+		if consumed && lossy {
+			c.drop(lost, total-made)
+		}
+		return consumed
 	})
 	derived.MoveAndAppendTo(out)
 	mergeByName(out)
@@ -233,9 +277,11 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext) bool 
 	return wrote
 }
 
+// isUnified reports whether name is in the registry. It runs for every
+// unmapped metric of an engine (to count it), so it uses the registry's
+// index without LookupMetric's copy of the attribute list.
 func isUnified(name string) bool {
-	_, ok := spec.LookupMetric(name)
-	return ok
+	return spec.IsKnownMetric(name)
 }
 
 func matchKey(r *rule) string {
@@ -280,32 +326,39 @@ func matches(attrs pcommon.Map, sel []labelValue) bool {
 	return true
 }
 
-// apply appends to out the unified metric rule r makes of m's points.
-func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, pc pointContext) {
+// apply appends to out the unified metric rule r makes of m's points. It
+// returns how many points it made and, for m's points it made nothing of,
+// why: outside the rule's selector (reasonUnmapped), a histogram point
+// without a sum (reasonMissingSum), or a source of the wrong type
+// (reasonTypeMismatch, nothing made).
+func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, pc pointContext) (int, dropReason) {
 	dst := pmetric.NewMetric()
 	dst.SetName(r.Target)
 	dst.SetUnit(r.target.Unit)
 	dst.SetDescription(r.target.Description)
-	ok := false
+	made, why := 0, reasonUnmapped
 	switch {
 	case r.SourceType == "histogram_sum" && m.Type() == pmetric.MetricTypeHistogram:
-		ok = histogramSumToCounter(r, m.Histogram(), dst.SetEmptySum())
+		made = histogramSumToCounter(r, m.Histogram(), dst.SetEmptySum())
+		why = reasonMissingSum
 	case m.Type() == pmetric.MetricTypeHistogram && r.target.Instrument == spec.Histogram:
-		ok = copyHistogram(r, m.Histogram(), dst.SetEmptyHistogram())
+		made = copyHistogram(r, m.Histogram(), dst.SetEmptyHistogram())
 	case m.Type() == pmetric.MetricTypeGauge && r.target.Instrument == spec.Gauge:
-		ok = copyNumbers(r, m.Gauge().DataPoints(), dst.SetEmptyGauge().DataPoints())
+		made = copyNumbers(r, m.Gauge().DataPoints(), dst.SetEmptyGauge().DataPoints())
 	case m.Type() == pmetric.MetricTypeGauge && r.target.Instrument == spec.UpDownCounter:
 		sum := dst.SetEmptySum()
 		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-		ok = copyNumbers(r, m.Gauge().DataPoints(), sum.DataPoints())
+		made = copyNumbers(r, m.Gauge().DataPoints(), sum.DataPoints())
 	case m.Type() == pmetric.MetricTypeSum && r.target.IsSum():
 		sum := dst.SetEmptySum()
 		sum.SetAggregationTemporality(m.Sum().AggregationTemporality())
 		sum.SetIsMonotonic(r.target.Monotonic())
-		ok = copyNumbers(r, m.Sum().DataPoints(), sum.DataPoints())
+		made = copyNumbers(r, m.Sum().DataPoints(), sum.DataPoints())
+	default:
+		why = reasonTypeMismatch
 	}
-	if !ok {
-		return // the source is not what the mapping expects: leave nothing
+	if made == 0 {
+		return 0, why // nothing to emit (the source is not what the mapping expects, or nothing selected)
 	}
 	if dst.Type() == pmetric.MetricTypeSum {
 		dst.Sum().SetIsMonotonic(r.target.Monotonic())
@@ -315,6 +368,7 @@ func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, p
 	}
 	pdatautil.EachAttributes(dst, func(attrs pcommon.Map) bool { labelPoint(r, attrs, pc); return true })
 	dst.MoveTo(out.AppendEmpty())
+	return made, why
 }
 
 // labelPoint renames engine labels to spec attributes, drops the selector
@@ -360,8 +414,8 @@ func renameAttrs(attrs pcommon.Map, renames []labelRename) {
 	}
 }
 
-// copyNumbers copies the selected points, scaled.
-func copyNumbers(r *rule, src, dst pmetric.NumberDataPointSlice) bool {
+// copyNumbers copies the selected points, scaled, and returns how many.
+func copyNumbers(r *rule, src, dst pmetric.NumberDataPointSlice) int {
 	for i := 0; i < src.Len(); i++ {
 		p := src.At(i)
 		if !matches(p.Attributes(), r.match) {
@@ -378,11 +432,12 @@ func copyNumbers(r *rule, src, dst pmetric.NumberDataPointSlice) bool {
 			}
 		}
 	}
-	return dst.Len() > 0
+	return dst.Len()
 }
 
-// copyHistogram copies the selected points, scaling bounds, sum, min, max.
-func copyHistogram(r *rule, src, dst pmetric.Histogram) bool {
+// copyHistogram copies the selected points, scaling bounds, sum, min, max,
+// and returns how many.
+func copyHistogram(r *rule, src, dst pmetric.Histogram) int {
 	dst.SetAggregationTemporality(src.AggregationTemporality())
 	dps := src.DataPoints()
 	for i := 0; i < dps.Len(); i++ {
@@ -409,12 +464,13 @@ func copyHistogram(r *rule, src, dst pmetric.Histogram) bool {
 			q.SetMax(q.Max() * r.factor)
 		}
 	}
-	return dst.DataPoints().Len() > 0
+	return dst.DataPoints().Len()
 }
 
 // histogramSumToCounter reads each histogram point's sum as a counter (the
-// _sum of a per-request token histogram is the total token count).
-func histogramSumToCounter(r *rule, src pmetric.Histogram, dst pmetric.Sum) bool {
+// _sum of a per-request token histogram is the total token count) and
+// returns how many points it made.
+func histogramSumToCounter(r *rule, src pmetric.Histogram, dst pmetric.Sum) int {
 	dst.SetAggregationTemporality(src.AggregationTemporality())
 	dps := src.DataPoints()
 	for i := 0; i < dps.Len(); i++ {
@@ -429,7 +485,7 @@ func histogramSumToCounter(r *rule, src pmetric.Histogram, dst pmetric.Sum) bool
 		q.SetDoubleValue(p.Sum() * r.factor)
 		q.SetFlags(p.Flags())
 	}
-	return dst.DataPoints().Len() > 0
+	return dst.DataPoints().Len()
 }
 
 // mergeByName folds metrics of the same unified name (e.g. input and output
