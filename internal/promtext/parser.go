@@ -62,19 +62,6 @@ type Exemplar struct {
 	HasTS  bool
 }
 
-// span locates unescaped bytes: in the current line, or in Parser.esc when
-// escapes had to be undone. Offsets are kept rather than slices because esc
-// may move while the line is read.
-type span struct {
-	lo, hi int32
-	esc    bool
-}
-
-type labelSpan struct {
-	name, value span
-	quoted      bool
-}
-
 // Parser reads one body line by line. The zero value is not usable: call
 // Reset first. It is not safe for concurrent use; reuse one per goroutine.
 type Parser struct {
@@ -85,18 +72,19 @@ type Parser struct {
 	eof  bool // "# EOF" seen
 
 	raw []byte // current line, without the line end
-	esc []byte // unescaped strings of the current line
+	// esc holds the unescaped strings of the current line. Views into it
+	// stay valid when it grows: append moves it to a new array and never
+	// writes to the old one again, which the views keep alive.
+	esc []byte
 
 	// Metadata lines.
-	metaName   span
+	metaName   []byte
 	metaQuoted bool
-	text       span
-	typ        Type
+	text       []byte
 
 	// Sample lines.
-	name       span
+	name       []byte
 	nameQuoted bool
-	lspans     []labelSpan
 	labels     []Label
 	valLo      int
 	valHi      int
@@ -106,7 +94,6 @@ type Parser struct {
 	tsLo, tsHi int
 
 	hasEx    bool
-	exSpans  []labelSpan
 	ex       Exemplar
 	exLabels []Label
 }
@@ -122,30 +109,23 @@ func (p *Parser) Line() int { return p.line }
 // Raw is the line read last, without its line end (nor a CR before it).
 func (p *Parser) Raw() []byte { return p.raw }
 
-func (p *Parser) bytes(s span) []byte {
-	if s.esc {
-		return p.esc[s.lo:s.hi]
-	}
-	return p.raw[s.lo:s.hi]
-}
-
 // MetaName is the metric name of a HELP, TYPE or UNIT line, and whether it
 // was quoted.
-func (p *Parser) MetaName() ([]byte, bool) { return p.bytes(p.metaName), p.metaQuoted }
+func (p *Parser) MetaName() ([]byte, bool) { return p.metaName, p.metaQuoted }
 
 // Text is the unescaped docstring of a HELP line, the keyword of a TYPE
 // line, the unit of a UNIT line.
-func (p *Parser) Text() []byte { return p.bytes(p.text) }
+func (p *Parser) Text() []byte { return p.text }
 
 // Type is the type a TYPE line declares; ok is false for an unknown
 // keyword (then Type is TypeUntyped).
 func (p *Parser) Type() (Type, bool) {
-	return ParseType(p.bytes(p.text), p.opts.Strict && !p.opts.OpenMetrics)
+	return ParseType(p.text, p.opts.Strict && !p.opts.OpenMetrics)
 }
 
 // Name is a sample's metric name and whether it was quoted inside the
 // label set (`{"my.metric"}`).
-func (p *Parser) Name() ([]byte, bool) { return p.bytes(p.name), p.nameQuoted }
+func (p *Parser) Name() ([]byte, bool) { return p.name, p.nameQuoted }
 
 // Labels are a sample's labels in the order written, "__"-prefixed ones
 // included.
@@ -259,19 +239,19 @@ func (p *Parser) parseComment(l []byte, i int) (Entry, error) {
 		}
 	} else {
 		k = tokenEnd(l, j)
-		p.metaName, j = span{lo: int32(j), hi: int32(k)}, k
+		p.metaName, j = l[j:k], k
 	}
-	if p.opts.Strict && !ValidName(p.bytes(p.metaName), p.metaQuoted, false) {
-		return 0, perrf(line, "invalid metric name %q in %s line", p.bytes(p.metaName), kw)
+	if p.opts.Strict && !ValidName(p.metaName, p.metaQuoted, false) {
+		return 0, perrf(line, "invalid metric name %q in %s line", p.metaName, kw)
 	}
 	j = skipBlank(l, j)
 	switch e {
 	case EntryType:
 		if j == len(l) {
-			return 0, perrf(line, "TYPE line for %q without a type", p.bytes(p.metaName))
+			return 0, perrf(line, "TYPE line for %q without a type", p.metaName)
 		}
 		k = tokenEnd(l, j)
-		p.text = span{lo: int32(j), hi: int32(k)}
+		p.text = l[j:k]
 		if p.opts.Strict {
 			if _, ok := p.Type(); !ok {
 				return 0, perrf(line, "unknown metric type %q", l[j:k])
@@ -286,7 +266,7 @@ func (p *Parser) parseComment(l []byte, i int) (Entry, error) {
 			return 0, err
 		}
 	case EntryUnit:
-		p.text = span{lo: int32(j), hi: int32(tokenEnd(l, j))}
+		p.text = l[j:tokenEnd(l, j)]
 	}
 	return e, nil
 }
@@ -294,17 +274,17 @@ func (p *Parser) parseComment(l []byte, i int) (Entry, error) {
 // helpText unescapes a HELP docstring: \\ and \n in both formats, and \" in
 // OpenMetrics; any other backslash is kept as it is (Strict: a trailing one
 // is an error).
-func (p *Parser) helpText(l []byte, i int) (span, error) {
+func (p *Parser) helpText(l []byte, i int) ([]byte, error) {
 	b := l[i:]
 	if bytes.IndexByte(b, '\\') < 0 {
-		return span{lo: int32(i), hi: int32(len(l))}, nil
+		return b, nil
 	}
 	lo := len(p.esc)
 	for k := 0; k < len(b); k++ {
 		ch := b[k]
 		if ch == '\\' {
 			if k+1 == len(b) && p.opts.Strict {
-				return span{}, perr(p.line, `HELP ends with a lone backslash: write \\ for a backslash`)
+				return nil, perr(p.line, `HELP ends with a lone backslash: write \\ for a backslash`)
 			}
 			if k+1 < len(b) {
 				switch b[k+1] {
@@ -323,20 +303,20 @@ func (p *Parser) helpText(l []byte, i int) (span, error) {
 		}
 		p.esc = append(p.esc, ch)
 	}
-	return span{lo: int32(lo), hi: int32(len(p.esc)), esc: true}, nil
+	return p.esc[lo:len(p.esc):len(p.esc)], nil
 }
 
 // readQuoted reads a quoted string whose opening quote is just before l[i]
 // and returns where its unescaped bytes are and the index after the closing
 // quote. Escapes are \\, \" and \n; any other escape is kept verbatim in the
 // text format and is an error in OpenMetrics (and when Strict).
-func (p *Parser) readQuoted(l []byte, i int) (span, int, error) {
+func (p *Parser) readQuoted(l []byte, i int) ([]byte, int, error) {
 	// Fast path: no escape before the closing quote (label values are short,
 	// one scan for both bytes beats two IndexByte calls).
 	j := i
 	for ; j < len(l); j++ {
 		if ch := l[j]; ch == '"' {
-			return span{lo: int32(i), hi: int32(j)}, j + 1, nil
+			return l[i:j:j], j + 1, nil
 		} else if ch == '\\' {
 			break
 		}
@@ -347,10 +327,10 @@ func (p *Parser) readQuoted(l []byte, i int) (span, int, error) {
 		ch := l[j]
 		switch ch {
 		case '"':
-			return span{lo: int32(lo), hi: int32(len(p.esc)), esc: true}, j + 1, nil
+			return p.esc[lo:len(p.esc):len(p.esc)], j + 1, nil
 		case '\\':
 			if j+1 >= len(l) {
-				return span{}, 0, perr(p.line, "unterminated quoted string")
+				return nil, 0, perr(p.line, "unterminated quoted string")
 			}
 			j++
 			switch l[j] {
@@ -362,7 +342,7 @@ func (p *Parser) readQuoted(l []byte, i int) (span, int, error) {
 				p.esc = append(p.esc, '\n')
 			default:
 				if p.opts.OpenMetrics || p.opts.Strict {
-					return span{}, 0, perrf(p.line, `invalid escape sequence \%c in quoted string (only \\, \" and \n exist)`, l[j])
+					return nil, 0, perrf(p.line, `invalid escape sequence \%c in quoted string (only \\, \" and \n exist)`, l[j])
 				}
 				p.esc = append(p.esc, '\\', l[j])
 			}
@@ -370,7 +350,7 @@ func (p *Parser) readQuoted(l []byte, i int) (span, int, error) {
 			p.esc = append(p.esc, ch)
 		}
 	}
-	return span{}, 0, perr(p.line, "unterminated quoted string")
+	return nil, 0, perr(p.line, "unterminated quoted string")
 }
 
 // labelNameStop marks the bytes that end an unquoted label name.
@@ -379,7 +359,7 @@ var labelNameStop = [256]bool{'=': true, ',': true, '}': true, '"': true, ' ': t
 // parseLabelSet reads `name="value", ...}` starting just after the '{' at
 // l[i-1] into *dst. When name is not nil, a lone quoted string is the metric
 // name (`{"my.metric", a="b"}`). It returns the index after the '}'.
-func (p *Parser) parseLabelSet(l []byte, i int, dst *[]labelSpan, name *span, quotedName *bool) (int, error) {
+func (p *Parser) parseLabelSet(l []byte, i int, dst *[]Label, name *[]byte, quotedName *bool) (int, error) {
 	line := p.line
 	for {
 		i = skipBlank(l, i)
@@ -389,7 +369,7 @@ func (p *Parser) parseLabelSet(l []byte, i int, dst *[]labelSpan, name *span, qu
 		if l[i] == '}' {
 			return i + 1, nil
 		}
-		var ln span
+		var ln []byte
 		quoted := l[i] == '"'
 		if quoted {
 			var err error
@@ -404,28 +384,28 @@ func (p *Parser) parseLabelSet(l []byte, i int, dst *[]labelSpan, name *span, qu
 			if j == i {
 				return 0, perrf(line, "expected a label name, found %q", l[i])
 			}
-			ln, i = span{lo: int32(i), hi: int32(j)}, j
+			ln, i = l[i:j:j], j
 		}
 		i = skipBlank(l, i)
 		if quoted && name != nil && i < len(l) && (l[i] == ',' || l[i] == '}') {
-			if *quotedName || name.hi > name.lo {
+			if *quotedName || len(*name) > 0 {
 				return 0, perr(line, "metric name given twice")
 			}
 			*name, *quotedName = ln, true
 		} else {
 			if i >= len(l) || l[i] != '=' {
-				return 0, perrf(line, "expected '=' after label name %q", p.bytes(ln))
+				return 0, perrf(line, "expected '=' after label name %q", ln)
 			}
 			i = skipBlank(l, i+1)
 			if i >= len(l) || l[i] != '"' {
-				return 0, perrf(line, "expected '\"' to start the value of label %q", p.bytes(ln))
+				return 0, perrf(line, "expected '\"' to start the value of label %q", ln)
 			}
-			var val span
+			var val []byte
 			var err error
 			if val, i, err = p.readQuoted(l, i+1); err != nil {
 				return 0, err
 			}
-			*dst = append(*dst, labelSpan{name: ln, value: val, quoted: quoted})
+			*dst = append(*dst, Label{Name: ln, Value: val, Quoted: quoted})
 		}
 		i = skipBlank(l, i)
 		if i < len(l) && l[i] == ',' {
@@ -435,43 +415,33 @@ func (p *Parser) parseLabelSet(l []byte, i int, dst *[]labelSpan, name *span, qu
 		if i < len(l) && l[i] == '}' {
 			return i + 1, nil
 		}
-		return 0, perrf(line, "expected ',' or '}' after label %q", p.bytes(ln))
+		return 0, perrf(line, "expected ',' or '}' after label %q", ln)
 	}
-}
-
-// materialize turns label spans into labels once the line is read (p.esc no
-// longer moves).
-func (p *Parser) materialize(spans []labelSpan, dst []Label) []Label {
-	dst = dst[:0]
-	for _, s := range spans {
-		dst = append(dst, Label{Name: p.bytes(s.name), Value: p.bytes(s.value), Quoted: s.quoted})
-	}
-	return dst
 }
 
 // parseSample parses a sample line starting at l[i].
 func (p *Parser) parseSample(l []byte, i int) error {
 	line := p.line
-	p.name, p.nameQuoted = span{}, false
-	p.lspans = p.lspans[:0]
+	p.name, p.nameQuoted = nil, false
+	p.labels = p.labels[:0]
 	p.hasTS, p.hasEx = false, false
 	if l[i] != '{' {
 		j := i
 		for j < len(l) && l[j] != '{' && !isBlank(l[j]) {
 			j++
 		}
-		p.name, i = span{lo: int32(i), hi: int32(j)}, j
+		p.name, i = l[i:j:j], j
 	}
 	if i < len(l) && l[i] == '{' {
 		var err error
-		if i, err = p.parseLabelSet(l, i+1, &p.lspans, &p.name, &p.nameQuoted); err != nil {
+		if i, err = p.parseLabelSet(l, i+1, &p.labels, &p.name, &p.nameQuoted); err != nil {
 			return err
 		}
 	}
-	if p.name.hi == p.name.lo && !p.nameQuoted {
+	if len(p.name) == 0 && !p.nameQuoted {
 		return perr(line, "sample without a metric name")
 	}
-	name := p.bytes(p.name)
+	name := p.name
 	i = skipBlank(l, i)
 	j := tokenEnd(l, i)
 	if j == i {
@@ -510,11 +480,6 @@ func (p *Parser) parseSample(l []byte, i int) error {
 			return err
 		}
 	}
-	p.labels = p.materialize(p.lspans, p.labels)
-	if p.hasEx {
-		p.exLabels = p.materialize(p.exSpans, p.exLabels)
-		p.ex.Labels = p.exLabels
-	}
 	if p.opts.Strict {
 		return p.checkNames()
 	}
@@ -551,8 +516,8 @@ func (p *Parser) parseExemplar(l []byte, i int) error {
 	if i >= len(l) || l[i] != '{' {
 		return perr(line, "malformed exemplar: expected a label set")
 	}
-	p.exSpans = p.exSpans[:0]
-	i, err := p.parseLabelSet(l, i+1, &p.exSpans, nil, nil)
+	p.exLabels = p.exLabels[:0]
+	i, err := p.parseLabelSet(l, i+1, &p.exLabels, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -562,7 +527,7 @@ func (p *Parser) parseExemplar(l []byte, i int) error {
 	if !ok {
 		return perrf(line, "invalid exemplar value %q", l[i:j])
 	}
-	p.ex = Exemplar{Value: v}
+	p.ex = Exemplar{Labels: p.exLabels, Value: v}
 	i = skipBlank(l, j)
 	if i < len(l) {
 		j = tokenEnd(l, i)

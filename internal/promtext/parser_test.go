@@ -292,3 +292,28 @@ func TestParserDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per body", n)
 	}
 }
+
+// Unescaped strings stay right when the buffer holding them grows in the
+// middle of a line.
+func TestEscapesAcrossBufferGrowth(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x{")
+	for i := range 200 {
+		fmt.Fprintf(&b, `l%d="v\\%d\"%s",`, i, i, strings.Repeat("y", i))
+	}
+	b.WriteString("} 1\n")
+	var p Parser
+	p.Reset([]byte(b.String()), Options{})
+	if _, err := p.Next(); err != nil {
+		t.Fatal(err)
+	}
+	ls := p.Labels()
+	if len(ls) != 200 {
+		t.Fatalf("%d labels", len(ls))
+	}
+	for i, l := range ls {
+		if want := fmt.Sprintf(`v\%d"%s`, i, strings.Repeat("y", i)); string(l.Value) != want || string(l.Name) != fmt.Sprintf("l%d", i) {
+			t.Fatalf("label %d: %s=%q, want %q", i, l.Name, l.Value, want)
+		}
+	}
+}
