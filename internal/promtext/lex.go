@@ -64,6 +64,17 @@ func ValidName(b []byte, quoted, label bool) bool {
 	return ValidMetricName(b)
 }
 
+// LabelNameEnd returns the end of the legacy label name that starts at
+// s[i] (i itself when there is none).
+func LabelNameEnd(s string, i int) int {
+	if i >= len(s) || charClass[s[i]]&clsLabelFirst == 0 {
+		return i
+	}
+	for i++; i < len(s) && charClass[s[i]]&clsLabel != 0; i++ {
+	}
+	return i
+}
+
 func isBlank(ch byte) bool { return ch == ' ' || ch == '\t' }
 
 func skipBlank(l []byte, i int) int {

@@ -2,6 +2,7 @@ package promtext
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -541,4 +542,24 @@ func (p *Parser) parseExemplar(l []byte, i int) error {
 	}
 	p.hasEx = true
 	return nil
+}
+
+// Unquote reads the double-quoted string at the start of s, with the escapes
+// of label values and no others (\\, \" and \n), and returns its value and
+// the number of bytes it took. For other syntaxes that quote values the way
+// the exposition formats do (the replay server's scenario selectors).
+func Unquote(s string) (string, int, error) {
+	if s == "" || s[0] != '"' {
+		return "", 0, errors.New(`expected a double-quoted value`)
+	}
+	p := Parser{opts: Options{Strict: true}}
+	v, n, err := p.readQuoted([]byte(s), 1)
+	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			return "", 0, errors.New(pe.Msg)
+		}
+		return "", 0, err
+	}
+	return string(v), n, nil
 }
