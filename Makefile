@@ -179,7 +179,7 @@ e2e-test: build $(FAKENVML)
 FUZZ_TIME ?=
 FUZZ_TARGETS := \
 	./receiver/llmenginereceiver/internal/expo:FuzzConvert:40000x \
-	./receiver/llmenginereceiver/internal/expo:FuzzFastFloat:200000x \
+	./internal/promtext:FuzzFastFloat:200000x \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseCgroup:300000x \
 	./receiver/nvmlreceiver/internal/procinfo:FuzzParseStartTime:400000x \
 	./internal/profiles/kineto:FuzzParse:25000x \

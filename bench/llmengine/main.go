@@ -82,7 +82,7 @@ func run(duration, interval time.Duration) error {
 		return fmt.Errorf("building the replay server: %v\n%s", err, out)
 	}
 	big := filepath.Join(tmp, "10k.prom")
-	if err := os.WriteFile(big, generate10k(), 0o644); err != nil {
+	if err := os.WriteFile(big, benchutil.EngineExposition(10000), 0o644); err != nil {
 		return err
 	}
 
@@ -254,41 +254,4 @@ func startReplay(bin, fixture string) (string, func(), error) {
 	}
 	stop()
 	return "", nil, fmt.Errorf("replay server did not start")
-}
-
-// generate10k writes an exposition of 10,000 series in 50 families shaped
-// like an engine's: counters, gauges and histograms with model and rank
-// labels.
-func generate10k() []byte {
-	var b strings.Builder
-	series := 0
-	for f := 0; series < 10000; f++ {
-		switch f % 3 {
-		case 0:
-			fmt.Fprintf(&b, "# HELP bench:counter_%d_total A counter.\n# TYPE bench:counter_%d_total counter\n", f, f)
-			for i := 0; i < 250 && series < 10000; i++ {
-				fmt.Fprintf(&b, "bench:counter_%d_total{model_name=\"model-%d\",engine=\"%d\"} %d\n", f, i%16, i/16, 1000+i*7)
-				series++
-			}
-		case 1:
-			fmt.Fprintf(&b, "# HELP bench:gauge_%d A gauge.\n# TYPE bench:gauge_%d gauge\n", f, f)
-			for i := 0; i < 250 && series < 10000; i++ {
-				fmt.Fprintf(&b, "bench:gauge_%d{model_name=\"model-%d\",engine=\"%d\"} %g\n", f, i%16, i/16, float64(i)/250)
-				series++
-			}
-		default:
-			fmt.Fprintf(&b, "# HELP bench:latency_%d_seconds A histogram.\n# TYPE bench:latency_%d_seconds histogram\n", f, f)
-			bounds := []string{"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "+Inf"}
-			for i := 0; i < 20 && series < 10000; i++ {
-				lbl := fmt.Sprintf("model_name=\"model-%d\",engine=\"%d\"", i%16, i/16)
-				for j, le := range bounds {
-					fmt.Fprintf(&b, "bench:latency_%d_seconds_bucket{%s,le=\"%s\"} %d\n", f, lbl, le, (j+1)*10)
-				}
-				fmt.Fprintf(&b, "bench:latency_%d_seconds_sum{%s} %g\n", f, lbl, 12.5)
-				fmt.Fprintf(&b, "bench:latency_%d_seconds_count{%s} %d\n", f, lbl, len(bounds)*10)
-				series += len(bounds) + 2
-			}
-		}
-	}
-	return []byte(b.String())
 }

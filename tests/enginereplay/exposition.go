@@ -1,15 +1,20 @@
 package enginereplay
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/promtext"
 )
 
-// This file holds the exposition model: a strict parser for the Prometheus
-// text format 0.0.4, and the two renderers (text 0.0.4 and OpenMetrics 1.0).
+// This file holds the exposition model, read with internal/promtext in its
+// strict mode (the parser the llmengine receiver uses, minus the leniency a
+// scraper needs), and the two renderers (text 0.0.4 and OpenMetrics 1.0).
 //
 // The text renderer keeps every line of the fixture as it was written
 // (comments, blank lines, label order, value spelling) and only re-spells the
@@ -24,18 +29,6 @@ const (
 	typeHistogram = "histogram"
 	typeSummary   = "summary"
 	typeUntyped   = "untyped"
-)
-
-// sampleRole says what a sample is inside its family.
-type sampleRole int
-
-const (
-	roleValue    sampleRole = iota // counter/gauge/untyped value
-	roleBucket                     // histogram _bucket
-	roleCount                      // histogram or summary _count
-	roleSum                        // histogram or summary _sum
-	roleQuantile                   // summary sample with a quantile label
-	roleCreated                    // _created, inline or in a "<base>_created" gauge family
 )
 
 // valueStyle is how a fixture spells numbers; values the scenario changes are
@@ -58,8 +51,10 @@ type sample struct {
 	fam    *family
 	name   string
 	labels []labelPair
-	role   sampleRole
-	le     float64 // upper bound, for roleBucket
+	// role is what the sample is inside its family; RoleCreated also marks
+	// the samples of a separate "<base>_created" gauge family.
+	role promtext.Role
+	le   float64 // upper bound, for promtext.RoleBucket
 	// The sample's line is prefix + value + suffix; prefix and suffix are kept
 	// verbatim from the fixture.
 	prefix, raw, suffix string
@@ -71,6 +66,7 @@ type sample struct {
 }
 
 type family struct {
+	idx     int32
 	name    string
 	typ     string
 	help    string
@@ -109,6 +105,16 @@ type exposition struct {
 	style    valueStyle
 }
 
+// Lookup makes the family table what promtext.Resolve looks families up in.
+func (e *exposition) Lookup(name []byte) (int32, promtext.Type, bool) {
+	f := e.byName[string(name)]
+	if f == nil {
+		return -1, promtext.TypeUntyped, false
+	}
+	t, _ := promtext.ParseType([]byte(f.typ), true)
+	return f.idx, t, true
+}
+
 type parseError struct {
 	path string
 	line int
@@ -118,14 +124,14 @@ type parseError struct {
 func (e *parseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.path, e.line, e.msg) }
 
 // parseExposition parses data as Prometheus text format 0.0.4. It is strict:
-// anything a careful scraper would reject is an error naming path:line.
+// the syntax is promtext's strict reading, and on top of it a family's
+// metadata must come once and before its samples, its samples together, no
+// sample twice, histograms complete and cumulative. Errors name path:line.
 func parseExposition(path string, data []byte) (*exposition, error) {
-	text := string(data)
 	e := &exposition{path: path, byName: map[string]*family{}}
-	if text == "" {
+	if len(data) == 0 {
 		return nil, &parseError{path, 1, "empty exposition"}
 	}
-	rawLines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	var cur *family
 	seen := map[string]int{} // series identity -> line
 	sawDotZero := false
@@ -139,96 +145,87 @@ func parseExposition(path string, data []byte) (*exposition, error) {
 			}
 			return nil, fail(n, "metadata for %s after its samples or a second time", name)
 		}
-		f := &family{name: name, typ: typeUntyped, line: n}
+		f := &family{idx: int32(len(e.families)), name: name, typ: typeUntyped, line: n}
 		e.families = append(e.families, f)
 		e.byName[name] = f
 		return f, nil
 	}
-	for i, ln := range rawLines {
-		n := i + 1
-		if strings.ContainsRune(ln, '\r') {
-			return nil, fail(n, "carriage return in line")
+	var p promtext.Parser
+	p.Reset(data, promtext.Options{Strict: true})
+	for {
+		entry, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		trimmed := strings.TrimLeft(ln, " \t")
-		if trimmed == "" {
-			e.lines = append(e.lines, textLine{raw: ln})
-			continue
+		var pe *promtext.Error
+		if errors.As(err, &pe) {
+			return nil, fail(pe.Line, "%s", pe.Msg)
 		}
-		if strings.HasPrefix(trimmed, "#") {
-			fields := strings.Fields(trimmed[1:])
-			if len(fields) >= 2 && (fields[0] == "HELP" || fields[0] == "TYPE") {
-				name := fields[1]
-				if !validMetricName(name) {
-					return nil, fail(n, "invalid metric name %q", name)
-				}
-				f, err := startFamily(n, name)
-				if err != nil {
-					return nil, err
-				}
-				cur = f
-				if fields[0] == "HELP" {
-					if f.hasHelp {
-						return nil, fail(n, "second HELP for %s", name)
-					}
-					f.hasHelp = true
-					// The docstring: the text after the name and its blanks.
-					rest := strings.TrimLeft(trimmed[1:], " \t")
-					rest = strings.TrimLeft(rest[len("HELP"):], " \t")
-					rest = strings.TrimLeft(rest[len(name):], " \t")
-					h, err := unescapeHelp(rest)
-					if err != nil {
-						return nil, fail(n, "HELP for %s: %v", name, err)
-					}
-					f.help = h
-				} else {
-					if f.hasType {
-						return nil, fail(n, "second TYPE for %s", name)
-					}
-					if len(fields) != 3 {
-						return nil, fail(n, "TYPE line needs exactly a name and a type")
-					}
-					switch fields[2] {
-					case typeCounter, typeGauge, typeHistogram, typeSummary, typeUntyped:
-					default:
-						return nil, fail(n, "unknown metric type %q", fields[2])
-					}
-					f.typ = fields[2]
-					f.hasType = true
-				}
+		n, ln := p.Line(), string(p.Raw())
+		switch entry {
+		case promtext.EntryHelp, promtext.EntryType:
+			bname, quoted := p.MetaName()
+			if quoted {
+				return nil, fail(n, "quoted metric name %q: fixtures use legacy names", bname)
 			}
-			e.lines = append(e.lines, textLine{raw: ln})
-			continue
-		}
-		s, err := parseSampleLine(ln)
-		if err != nil {
-			return nil, fail(n, "%v", err)
-		}
-		role, ok := roleIn(cur, s)
-		if !ok {
-			if f := earlierFamily(e, s); f != nil {
-				return nil, fail(n, "sample %s is not next to the other samples of family %s", s.name, f.name)
+			name := string(bname)
+			f, err := startFamily(n, name)
+			if err != nil {
+				return nil, err
 			}
-			f, _ := startFamily(n, s.name)
 			cur = f
-			role = roleValue
+			if entry == promtext.EntryHelp {
+				if f.hasHelp {
+					return nil, fail(n, "second HELP for %s", name)
+				}
+				f.help, f.hasHelp = string(p.Text()), true
+			} else {
+				if f.hasType {
+					return nil, fail(n, "second TYPE for %s", name)
+				}
+				f.typ, f.hasType = string(p.Text()), true
+			}
+		case promtext.EntrySample:
+			s, err := newSample(&p, ln)
+			if err != nil {
+				return nil, fail(n, "%v", err)
+			}
+			curIdx, curName, curType := int32(-1), "", promtext.TypeUntyped
+			if cur != nil {
+				curIdx, curName = cur.idx, cur.name
+				curType, _ = promtext.ParseType([]byte(cur.typ), true)
+			}
+			fi, role, res := promtext.Resolve([]byte(s.name), curIdx, curName, curType, e)
+			switch {
+			case res == promtext.Conflict:
+				f := e.families[fi]
+				return nil, fail(n, "sample %s does not fit %s family %s", s.name, f.typ, f.name)
+			case res == promtext.Resolved && fi != curIdx:
+				return nil, fail(n, "sample %s is not next to the other samples of family %s", s.name, e.families[fi].name)
+			case res == promtext.Unresolved:
+				cur, _ = startFamily(n, s.name)
+			}
+			s.fam = cur
+			s.role = role
+			if err := classify(s); err != nil {
+				return nil, fail(n, "%v", err)
+			}
+			id := s.name + "{" + canonicalLabels(s.labels, "") + "}"
+			if prev, dup := seen[id]; dup {
+				return nil, fail(n, "duplicate sample %s (first on line %d)", id, prev)
+			}
+			seen[id] = n
+			if strings.HasSuffix(s.raw, ".0") {
+				sawDotZero = true
+			}
+			s.idx = len(e.samples)
+			e.samples = append(e.samples, s)
+			cur.samples = append(cur.samples, s)
+			e.lines = append(e.lines, textLine{s: s})
+			continue
 		}
-		s.fam = cur
-		s.role = role
-		if err := classify(s); err != nil {
-			return nil, fail(n, "%v", err)
-		}
-		id := s.name + "{" + canonicalLabels(s.labels, "") + "}"
-		if prev, dup := seen[id]; dup {
-			return nil, fail(n, "duplicate sample %s (first on line %d)", id, prev)
-		}
-		seen[id] = n
-		if strings.HasSuffix(s.raw, ".0") {
-			sawDotZero = true
-		}
-		s.idx = len(e.samples)
-		e.samples = append(e.samples, s)
-		cur.samples = append(cur.samples, s)
-		e.lines = append(e.lines, textLine{s: s})
+		// Comments, blank lines and metadata are written back as they are.
+		e.lines = append(e.lines, textLine{raw: ln})
 	}
 	if sawDotZero {
 		e.style = stylePython
@@ -242,100 +239,62 @@ func parseExposition(path string, data []byte) (*exposition, error) {
 	return e, nil
 }
 
-// earlierFamily returns the already declared family that s would belong to.
-func earlierFamily(e *exposition, s *sample) *family {
-	cands := []string{s.name}
-	for _, suf := range []string{"_bucket", "_count", "_sum", "_created"} {
-		if b, ok := strings.CutSuffix(s.name, suf); ok {
-			cands = append(cands, b, b+"_total")
-		}
+// newSample copies the sample line the parser has just read; ln is the line.
+func newSample(p *promtext.Parser, ln string) (*sample, error) {
+	name, quoted := p.Name()
+	if quoted {
+		return nil, fmt.Errorf("quoted metric name %q: fixtures use legacy names", name)
 	}
-	for _, c := range cands {
-		if f := e.byName[c]; f != nil {
-			if _, ok := roleIn(f, s); ok {
-				return f
-			}
+	s := &sample{name: string(name), base: p.Value()}
+	for _, l := range p.Labels() {
+		if l.Quoted {
+			return nil, fmt.Errorf("quoted label name %q: fixtures use legacy names", l.Name)
 		}
+		s.labels = append(s.labels, labelPair{string(l.Name), string(l.Value)})
 	}
-	return nil
-}
-
-// roleIn reports whether s belongs to family f, and as what.
-func roleIn(f *family, s *sample) (sampleRole, bool) {
-	if f == nil {
-		return 0, false
+	lo, hi := p.ValueSpan()
+	s.prefix, s.raw, s.suffix = ln[:lo], ln[lo:hi], ln[hi:]
+	if ts := p.TimestampBytes(); ts != nil {
+		ms, err := strconv.ParseInt(string(ts), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("invalid timestamp %q", ts)
+		}
+		s.hasTS, s.tsMillis = true, ms
 	}
-	name := s.name
-	switch f.typ {
-	case typeCounter:
-		switch name {
-		case f.name:
-			return roleValue, true
-		case f.base() + "_created":
-			return roleCreated, true
-		}
-	case typeGauge, typeUntyped:
-		if name == f.name {
-			return roleValue, true
-		}
-	case typeHistogram:
-		switch name {
-		case f.name + "_bucket":
-			return roleBucket, true
-		case f.name + "_count":
-			return roleCount, true
-		case f.name + "_sum":
-			return roleSum, true
-		case f.name + "_created":
-			return roleCreated, true
-		}
-	case typeSummary:
-		switch name {
-		case f.name:
-			return roleQuantile, true
-		case f.name + "_count":
-			return roleCount, true
-		case f.name + "_sum":
-			return roleSum, true
-		case f.name + "_created":
-			return roleCreated, true
-		}
-	}
-	return 0, false
+	return s, nil
 }
 
 // classify checks role-specific labels and fills le and seriesKey.
 func classify(s *sample) error {
 	var drop string
 	switch s.role {
-	case roleBucket:
+	case promtext.RoleBucket:
 		drop = "le"
 		v, ok := labelValue(s.labels, "le")
 		if !ok {
 			return fmt.Errorf("bucket %s has no le label", s.name)
 		}
-		le, err := parseFloat(v)
-		if err != nil || math.IsNaN(le) {
+		le, ok := promtext.ParseBound(v, false)
+		if !ok {
 			return fmt.Errorf("bucket %s: invalid le %q", s.name, v)
 		}
 		s.le = le
-	case roleQuantile:
+	case promtext.RoleQuantile:
 		drop = "quantile"
 		v, ok := labelValue(s.labels, "quantile")
 		if !ok {
 			return fmt.Errorf("summary sample %s has no quantile label", s.name)
 		}
-		q, err := parseFloat(v)
-		if err != nil || q < 0 || q > 1 {
+		if _, ok := promtext.ParseBound(v, true); !ok {
 			return fmt.Errorf("summary %s: invalid quantile %q", s.name, v)
 		}
 	}
-	if s.role != roleBucket {
+	if s.role != promtext.RoleBucket {
 		if _, ok := labelValue(s.labels, "le"); ok && s.fam.typ == typeHistogram {
 			return fmt.Errorf("%s must not have an le label", s.name)
 		}
 	}
-	counted := s.role == roleBucket || s.role == roleCount || (s.role == roleValue && s.fam.typ == typeCounter)
+	counted := s.role == promtext.RoleBucket || s.role == promtext.RoleCount || (s.role == promtext.RoleValue && s.fam.typ == typeCounter)
 	if counted && (s.base < 0 || math.IsNaN(s.base)) {
 		return fmt.Errorf("%s has value %s; counts cannot be negative or NaN", s.name, s.raw)
 	}
@@ -363,9 +322,9 @@ func checkFamily(f *family) error {
 			order = append(order, s.seriesKey)
 		}
 		switch s.role {
-		case roleBucket:
+		case promtext.RoleBucket:
 			h.buckets = append(h.buckets, s)
-		case roleCount:
+		case promtext.RoleCount:
 			h.count = s
 		}
 	}
@@ -395,7 +354,8 @@ func checkFamily(f *family) error {
 }
 
 // linkCreated ties "<base>_created" gauge families (what the Python client
-// writes in text format) to the counter, histogram or summary they describe.
+// writes in text format), or untyped ones, to the counter, histogram or
+// summary they describe.
 func linkCreated(e *exposition) {
 	bases := map[string]*family{}
 	for _, f := range e.families {
@@ -405,7 +365,7 @@ func linkCreated(e *exposition) {
 		}
 	}
 	for _, f := range e.families {
-		if f.typ != typeGauge || !strings.HasSuffix(f.name, "_created") {
+		if (f.typ != typeGauge && f.typ != typeUntyped) || !strings.HasSuffix(f.name, "_created") {
 			continue
 		}
 		b := bases[strings.TrimSuffix(f.name, "_created")]
@@ -415,193 +375,10 @@ func linkCreated(e *exposition) {
 		b.createdFamily = f
 		f.createdOf = b
 		for _, s := range f.samples {
-			s.role = roleCreated
+			s.role = promtext.RoleCreated
 			s.createdFor = b
 		}
 	}
-}
-
-// parseSampleLine parses `name{labels} value [timestamp]`.
-func parseSampleLine(ln string) (*sample, error) {
-	s := &sample{}
-	i := 0
-	for i < len(ln) && (ln[i] == ' ' || ln[i] == '\t') {
-		i++
-	}
-	start := i
-	for i < len(ln) && isNameChar(ln[i], i == start) {
-		i++
-	}
-	s.name = ln[start:i]
-	if s.name == "" {
-		return nil, fmt.Errorf("expected a metric name at column %d", start+1)
-	}
-	if i < len(ln) && ln[i] == '{' {
-		i++
-		names := map[string]bool{}
-		for {
-			for i < len(ln) && (ln[i] == ' ' || ln[i] == '\t') {
-				i++
-			}
-			if i < len(ln) && ln[i] == '}' {
-				i++
-				break
-			}
-			ls := i
-			for i < len(ln) && isLabelChar(ln[i], i == ls) {
-				i++
-			}
-			lname := ln[ls:i]
-			if lname == "" {
-				return nil, fmt.Errorf("expected a label name at column %d", ls+1)
-			}
-			for i < len(ln) && (ln[i] == ' ' || ln[i] == '\t') {
-				i++
-			}
-			if i >= len(ln) || ln[i] != '=' {
-				return nil, fmt.Errorf("expected '=' after label %s", lname)
-			}
-			i++
-			for i < len(ln) && (ln[i] == ' ' || ln[i] == '\t') {
-				i++
-			}
-			val, n, err := readQuoted(ln[i:])
-			if err != nil {
-				return nil, fmt.Errorf("label %s: %v", lname, err)
-			}
-			i += n
-			if names[lname] {
-				return nil, fmt.Errorf("label %s appears twice", lname)
-			}
-			names[lname] = true
-			s.labels = append(s.labels, labelPair{lname, val})
-			for i < len(ln) && (ln[i] == ' ' || ln[i] == '\t') {
-				i++
-			}
-			if i < len(ln) && ln[i] == ',' {
-				i++
-				continue
-			}
-			if i < len(ln) && ln[i] == '}' {
-				i++
-				break
-			}
-			return nil, fmt.Errorf("expected ',' or '}' at column %d", i+1)
-		}
-	}
-	if i >= len(ln) || (ln[i] != ' ' && ln[i] != '\t') {
-		return nil, fmt.Errorf("expected a blank and a value after %s", s.name)
-	}
-	for i < len(ln) && (ln[i] == ' ' || ln[i] == '\t') {
-		i++
-	}
-	s.prefix = ln[:i]
-	vs := i
-	for i < len(ln) && ln[i] != ' ' && ln[i] != '\t' {
-		i++
-	}
-	s.raw = ln[vs:i]
-	s.suffix = ln[i:]
-	v, err := parseFloat(s.raw)
-	if err != nil {
-		return nil, fmt.Errorf("invalid value %q", s.raw)
-	}
-	s.base = v
-	rest := strings.TrimSpace(s.suffix)
-	if rest != "" {
-		if strings.ContainsAny(rest, " \t") {
-			return nil, fmt.Errorf("unexpected text after the timestamp")
-		}
-		ts, err := strconv.ParseInt(rest, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("invalid timestamp %q", rest)
-		}
-		s.hasTS, s.tsMillis = true, ts
-	}
-	return s, nil
-}
-
-// readQuoted reads a double-quoted label value with the escapes \\ \" \n.
-// It returns the value and the number of bytes consumed.
-func readQuoted(s string) (string, int, error) {
-	if s == "" || s[0] != '"' {
-		return "", 0, fmt.Errorf("expected a double-quoted value")
-	}
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"':
-			return b.String(), i + 1, nil
-		case '\\':
-			if i+1 >= len(s) {
-				return "", 0, fmt.Errorf("unterminated escape")
-			}
-			i++
-			switch s[i] {
-			case '\\':
-				b.WriteByte('\\')
-			case '"':
-				b.WriteByte('"')
-			case 'n':
-				b.WriteByte('\n')
-			default:
-				return "", 0, fmt.Errorf("invalid escape \\%c", s[i])
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", 0, fmt.Errorf("unterminated quoted value")
-}
-
-func unescapeHelp(s string) (string, error) {
-	if !strings.Contains(s, `\`) {
-		return s, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' {
-			b.WriteByte(s[i])
-			continue
-		}
-		if i+1 >= len(s) {
-			return "", fmt.Errorf("trailing backslash")
-		}
-		i++
-		switch s[i] {
-		case '\\':
-			b.WriteByte('\\')
-		case 'n':
-			b.WriteByte('\n')
-		default:
-			// The text format only defines \\ and \n in HELP; other
-			// backslashes are kept as written.
-			b.WriteByte('\\')
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String(), nil
-}
-
-func isNameChar(c byte, first bool) bool {
-	return c == '_' || c == ':' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
-}
-
-func isLabelChar(c byte, first bool) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
-}
-
-func validMetricName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isNameChar(s[i], i == 0) {
-			return false
-		}
-	}
-	return true
 }
 
 func labelValue(ls []labelPair, name string) (string, bool) {
@@ -649,20 +426,13 @@ func escapeHelpOM(v string) string {
 	return r.Replace(v)
 }
 
-// parseFloat accepts what the text format allows for values.
+// parseFloat reads a value as the exposition formats write it.
 func parseFloat(s string) (float64, error) {
-	switch s {
-	case "+Inf", "Inf", "+inf", "inf":
-		return math.Inf(1), nil
-	case "-Inf", "-inf":
-		return math.Inf(-1), nil
-	case "NaN", "nan":
-		return math.NaN(), nil
-	}
-	if strings.ContainsAny(s, "_xXpPiInN") {
+	v, ok := promtext.ParseValue([]byte(s))
+	if !ok {
 		return 0, fmt.Errorf("invalid number %q", s)
 	}
-	return strconv.ParseFloat(s, 64)
+	return v, nil
 }
 
 // formatValue spells v in the fixture's style.
@@ -805,15 +575,15 @@ func (e *exposition) renderOpenMetrics(vals []float64) []byte {
 }
 
 // omRank orders the samples of one series the way OpenMetrics wants them.
-func omRank(r sampleRole) int {
+func omRank(r promtext.Role) int {
 	switch r {
-	case roleValue, roleQuantile, roleBucket:
+	case promtext.RoleValue, promtext.RoleQuantile, promtext.RoleBucket:
 		return 0
-	case roleCount:
+	case promtext.RoleCount:
 		return 1
-	case roleSum:
+	case promtext.RoleSum:
 		return 2
-	default: // roleCreated
+	default: // promtext.RoleCreated
 		return 3
 	}
 }
@@ -821,9 +591,9 @@ func omRank(r sampleRole) int {
 func (e *exposition) writeOMSample(b *strings.Builder, f *family, s *sample, v float64) {
 	name := s.name
 	switch {
-	case s.role == roleCreated:
+	case s.role == promtext.RoleCreated:
 		name = f.base() + "_created"
-	case f.typ == typeCounter && s.role == roleValue:
+	case f.typ == typeCounter && s.role == promtext.RoleValue:
 		name = f.base() + "_total"
 	}
 	b.WriteString(name)
@@ -834,7 +604,7 @@ func (e *exposition) writeOMSample(b *strings.Builder, f *family, s *sample, v f
 				b.WriteByte(',')
 			}
 			val := l.value
-			if (l.name == "le" && s.role == roleBucket) || (l.name == "quantile" && s.role == roleQuantile) {
+			if (l.name == "le" && s.role == promtext.RoleBucket) || (l.name == "quantile" && s.role == promtext.RoleQuantile) {
 				if x, err := parseFloat(val); err == nil {
 					val = formatValue(x, stylePython)
 				}

@@ -172,16 +172,23 @@ func TestFixtureErrorsNameFileAndLine(t *testing.T) {
 		{"no +Inf", "# TYPE h histogram\nh_bucket{le=\"1\"} 5\nh_count 5\n", ":1: histogram h{} has no +Inf bucket"},
 		{"count mismatch", "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 5\nh_count 4\n", "_count 4 differs from the +Inf bucket 5"},
 		{"descending le", "# TYPE h histogram\nh_bucket{le=\"2\"} 1\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\n", "must ascend"},
-		{"unterminated label", "foo{a=\"1} 2\n", ":1: label a: unterminated quoted value"},
+		{"unterminated label", "foo{a=\"1} 2\n", ":1: unterminated quoted string"},
 		{"interleaved", "foo 1\nbar 1\nfoo{x=\"y\"} 3\n", ":3: sample foo is not next to"},
 		{"interleaved histogram", "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_count 1\nbar 1\nh_sum 3\n", ":5: sample h_sum is not next to"},
 		{"second TYPE", "# TYPE foo gauge\n# TYPE foo gauge\nfoo 1\n", ":2: second TYPE for foo"},
 		{"bad value", "# TYPE foo gauge\nfoo abc\n", ":2: invalid value \"abc\""},
 		{"bad type", "# TYPE foo blah\nfoo 1\n", ":1: unknown metric type \"blah\""},
-		{"bad name", "9foo 1\n", ":1: expected a metric name"},
+		{"bad name", "9foo 1\n", ":1: invalid metric name \"9foo\""},
 		{"bucket without le", "# TYPE h histogram\nh_bucket 1\n", ":2: bucket h_bucket has no le label"},
-		{"trailing junk", "foo 1 123 456\n", ":1: unexpected text after the timestamp"},
+		{"trailing junk", "foo 1 123 456\n", ":1: unexpected \"456\" after the value"},
 		{"empty", "", ":1: empty exposition"},
+		// The syntax is internal/promtext's strict reading.
+		{"carriage return", "foo 1\r\n", ":1: carriage return"},
+		{"fractional timestamp", "foo 1 1.5\n", ":1: invalid timestamp \"1.5\""},
+		{"unknown escape", "foo{a=\"\\t\"} 1\n", ":1: invalid escape sequence \\t"},
+		{"label twice", "foo{a=\"1\",a=\"2\"} 1\n", ":1: label \"a\" appears twice"},
+		{"OpenMetrics type", "# TYPE foo info\nfoo 1\n", ":1: unknown metric type \"info\""},
+		{"sample in the way of a histogram", "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh 1\n", ":3: sample h does not fit histogram family h"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fx := writeFile(t, "bad.prom", c.content)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/promtext"
 )
 
 // A scenario scripts how the fixture's series change over scenario time t
@@ -315,7 +317,7 @@ func emptyScenario(e *exposition) *scenario {
 func defaultEpoch(e *exposition) float64 {
 	ep := 0.0
 	for _, s := range e.samples {
-		if s.role == roleCreated || s.fam.name == "process_start_time_seconds" {
+		if s.role == promtext.RoleCreated || s.fam.name == "process_start_time_seconds" {
 			if !math.IsNaN(s.base) && !math.IsInf(s.base, 0) {
 				ep = math.Max(ep, s.base)
 			}
@@ -331,11 +333,11 @@ func defaultEpoch(e *exposition) float64 {
 func (sc *scenario) collect(e *exposition) {
 	for _, s := range e.samples {
 		switch {
-		case s.role == roleCreated:
+		case s.role == promtext.RoleCreated:
 			sc.created = append(sc.created, s)
 		case s.fam.name == "process_start_time_seconds" && s.fam.typ != typeCounter:
 			sc.starts = append(sc.starts, s)
-		case s.role == roleBucket || s.role == roleCount || s.role == roleSum || s.role == roleQuantile:
+		case s.role == promtext.RoleBucket || s.role == promtext.RoleCount || s.role == promtext.RoleSum || s.role == promtext.RoleQuantile:
 			sc.resets = append(sc.resets, s)
 		case s.fam.typ == typeCounter:
 			sc.resets = append(sc.resets, s)
@@ -537,7 +539,7 @@ func parseKV(toks []string, allowed ...string) (*kvArgs, error) {
 			return nil, fmt.Errorf("key %q given twice", k)
 		}
 		if strings.HasPrefix(v, `"`) {
-			uv, n, err := readQuoted(v)
+			uv, n, err := promtext.Unquote(v)
 			if err != nil || n != len(v) {
 				return nil, fmt.Errorf("%s: bad quoted value %s", k, v)
 			}
@@ -616,7 +618,7 @@ func parseSelector(text string) (*selector, error) {
 	if br >= 0 {
 		name = text[:br]
 	}
-	if !validMetricName(name) {
+	if !promtext.ValidMetricName(name) {
 		return nil, fmt.Errorf("invalid metric name %q", name)
 	}
 	sel.name = name
@@ -640,9 +642,7 @@ func parseSelector(text string) (*selector, error) {
 			break
 		}
 		ls := i
-		for i < len(body) && isLabelChar(body[i], i == ls) {
-			i++
-		}
+		i = promtext.LabelNameEnd(body, i)
 		lname := body[ls:i]
 		if lname == "" {
 			return nil, fmt.Errorf("expected a label name at %q", body[ls:])
@@ -660,7 +660,7 @@ func parseSelector(text string) (*selector, error) {
 		}
 		i += len(op)
 		skip()
-		val, n, err := readQuoted(body[i:])
+		val, n, err := promtext.Unquote(body[i:])
 		if err != nil {
 			return nil, fmt.Errorf("label %s: %v", lname, err)
 		}
@@ -735,7 +735,7 @@ func (sel *selector) values(e *exposition, want ...string) ([]*sample, error) {
 	}
 	var out []*sample
 	for _, s := range f.samples {
-		if s.role == roleValue && sel.matches(s.labels) {
+		if s.role == promtext.RoleValue && sel.matches(s.labels) {
 			out = append(out, s)
 		}
 	}
@@ -753,11 +753,11 @@ func (sel *selector) histSeries(e *exposition) ([]*histSeries, error) {
 	var out []*histSeries
 	byKey := map[string]*histSeries{}
 	for _, s := range f.samples {
-		if s.role == roleCreated {
+		if s.role == promtext.RoleCreated {
 			continue
 		}
 		ls := s.labels
-		if s.role == roleBucket {
+		if s.role == promtext.RoleBucket {
 			ls = withoutLabel(ls, "le")
 		}
 		if !sel.matches(ls) {
@@ -770,11 +770,11 @@ func (sel *selector) histSeries(e *exposition) ([]*histSeries, error) {
 			out = append(out, hs)
 		}
 		switch s.role {
-		case roleBucket:
+		case promtext.RoleBucket:
 			hs.buckets = append(hs.buckets, s)
-		case roleCount:
+		case promtext.RoleCount:
 			hs.count = s
-		case roleSum:
+		case promtext.RoleSum:
 			hs.sum = s
 		}
 	}

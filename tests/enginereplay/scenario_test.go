@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/promtext"
 )
 
 // read renders the server at t and returns what the independent validator
@@ -126,8 +128,8 @@ func TestScenarioHistograms(t *testing.T) {
 		s.mu.Unlock()
 		restarted := prevT < 100 && at >= 100
 		for _, smp := range s.expo.samples {
-			mono := smp.role == roleBucket || smp.role == roleCount || smp.role == roleSum ||
-				(smp.role == roleValue && smp.fam.typ == typeCounter)
+			mono := smp.role == promtext.RoleBucket || smp.role == promtext.RoleCount || smp.role == promtext.RoleSum ||
+				(smp.role == promtext.RoleValue && smp.fam.typ == typeCounter)
 			if mono && prev != nil && !restarted && vals[smp.idx] < prev[smp.idx] {
 				t.Fatalf("t=%v: %s{%s} went down from %v to %v", at, smp.name, smp.seriesKey, prev[smp.idx], vals[smp.idx])
 			}
@@ -139,12 +141,12 @@ func TestScenarioHistograms(t *testing.T) {
 			last, count := map[string]float64{}, map[string]float64{}
 			for _, smp := range f.samples {
 				switch smp.role {
-				case roleBucket:
+				case promtext.RoleBucket:
 					if v, ok := last[smp.seriesKey]; ok && vals[smp.idx] < v {
 						t.Fatalf("t=%v: %s{le=%v} below the bucket before it", at, smp.name, smp.le)
 					}
 					last[smp.seriesKey] = vals[smp.idx]
-				case roleCount:
+				case promtext.RoleCount:
 					count[smp.seriesKey] = vals[smp.idx]
 				}
 			}

@@ -579,3 +579,14 @@ func worthSweeping(n, untouched int, gen, every uint32) bool {
 	}
 	return gen%every == 0
 }
+
+// secondsToNanos converts a _created value (Unix seconds, float) into
+// nanoseconds; the integer and fractional parts are converted separately to
+// keep sub-microsecond digits that a plain v*1e9 would round away.
+func secondsToNanos(v float64) (int64, bool) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v >= math.MaxInt64/1000000000 {
+		return 0, false
+	}
+	s := math.Floor(v)
+	return int64(s)*1000000000 + int64(math.Round((v-s)*1e9)), true
+}

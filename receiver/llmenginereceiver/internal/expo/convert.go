@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/promtext"
 )
 
 // Format is the wire format of a scrape body.
@@ -94,13 +96,9 @@ type Stats struct {
 	Problems []string
 }
 
-// ParseError is a syntax error that made a whole scrape unusable.
-type ParseError struct {
-	Line int // 1-based
-	Msg  string
-}
-
-func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+// ParseError is a syntax error that made a whole scrape unusable; Line is
+// 1-based.
+type ParseError = promtext.Error
 
 // Converter converts the scrapes of ONE target into pdata, keeping the state
 // that cumulative series need across scrapes (start times, last values for
@@ -119,6 +117,7 @@ type Converter struct {
 
 	// Per-scrape scratch, reused.
 	om         bool
+	p          promtext.Parser
 	nowNS      int64
 	st         Stats
 	cur        int32 // family of the last metadata line or sample, -1 at start
@@ -139,9 +138,6 @@ type Converter struct {
 	prevLabels []labelPair // labels of the last filed sample, sorted
 	prevLH     uint64      // and their hash
 	prevOK     bool
-	nameBuf    []byte
-	qbufA      []byte
-	qbufB      []byte
 	hbuf       []byte
 	tmp        []byte
 }

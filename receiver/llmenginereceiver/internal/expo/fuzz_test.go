@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,22 +29,34 @@ s_sum 2
 g 1
 `
 
-var fuzzSeeds = []string{
-	fuzzBaseline,
-	"# TYPE c counter\nc_total 1 # {trace_id=\"4bf92f3577b34da6a3ce929d0e0e4736\"} 1 1.5\nc_created 1.5\n# EOF\n",
-	"# TYPE h histogram\nh_bucket{le=\"0.1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_count 2\nh_sum 1\nh_created 1\n# EOF\n",
-	"# TYPE i info\ni_info{a=\"b\"} 1\n# TYPE s stateset\ns{s=\"x\"} 1\n# TYPE q gaugehistogram\nq_bucket{le=\"+Inf\"} 1\nq_gcount 1\n# EOF\n",
-	"# HELP x a\\\\b\\nc\n# TYPE x untyped\nx{a=\"q\\\"\",b=\"\\\\\",} NaN 123\n{\"my.name\",\"l.x\"=\"v\"} +Inf\n",
-	"# TYPE c_total counter\nc_total 1\n# TYPE c_created gauge\nc_created 1000\n",
-	"x{a=\"b} 1\n",
-	"# EOF\nx 1\n",
-	"a 1\n# TYPE b gauge\nb 2\na{x=\"1\"} 3\na 4\n",
+// seedDir holds the fuzz seeds as files, so that the differential test
+// against Prometheus's own parser (bench/textparse) reads the same corpus.
+const seedDir = "../../../../internal/promtext/testdata/seeds/"
+
+func readSeeds(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	ents, err := os.ReadDir(seedDir)
+	if err != nil || len(ents) == 0 {
+		tb.Fatalf("no fuzz seeds in %s: %v", seedDir, err)
+	}
+	out := make(map[string][]byte, len(ents))
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(seedDir, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[e.Name()] = b
+	}
+	return out
 }
 
 func FuzzConvert(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add([]byte(s), false)
-		f.Add([]byte(s), true)
+	if b, ok := readSeeds(f)["baseline.txt"]; !ok || string(b) != fuzzBaseline {
+		f.Fatalf("seeds/baseline.txt is not fuzzBaseline")
+	}
+	for _, s := range readSeeds(f) {
+		f.Add(s, false)
+		f.Add(s, true)
 	}
 	for _, name := range []string{"vllm.prom", "tgi.prom"} {
 		if b, err := os.ReadFile(fixtureDir + name); err == nil {

@@ -4,130 +4,38 @@ import (
 	"encoding/binary"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/promtext"
 )
 
-// famType is a metric family's declared (or assumed) type.
-type famType uint8
+// famType and role are the shared reader's; the short local names keep the
+// converter readable.
+type (
+	famType = promtext.Type
+	role    = promtext.Role
+)
 
 const (
-	typeUntyped famType = iota // text "untyped", OpenMetrics "unknown", or no TYPE line
-	typeCounter
-	typeGauge
-	typeHistogram
-	typeGaugeHistogram
-	typeSummary
-	typeInfo
-	typeStateset
+	typeUntyped        = promtext.TypeUntyped
+	typeCounter        = promtext.TypeCounter
+	typeGauge          = promtext.TypeGauge
+	typeHistogram      = promtext.TypeHistogram
+	typeGaugeHistogram = promtext.TypeGaugeHistogram
+	typeSummary        = promtext.TypeSummary
+	typeInfo           = promtext.TypeInfo
+	typeStateset       = promtext.TypeStateset
 )
-
-var typeNames = [...]string{
-	typeUntyped:        "untyped",
-	typeCounter:        "counter",
-	typeGauge:          "gauge",
-	typeHistogram:      "histogram",
-	typeGaugeHistogram: "gaugehistogram",
-	typeSummary:        "summary",
-	typeInfo:           "info",
-	typeStateset:       "stateset",
-}
-
-func (t famType) String() string { return typeNames[t] }
-
-// parseType maps a TYPE keyword to a famType. Both formats accept every
-// keyword of both (a text body declaring "unknown" or an OpenMetrics body
-// declaring "untyped" gets what it obviously means).
-func parseType(b []byte) (famType, bool) {
-	switch string(b) {
-	case "counter":
-		return typeCounter, true
-	case "gauge":
-		return typeGauge, true
-	case "histogram":
-		return typeHistogram, true
-	case "summary":
-		return typeSummary, true
-	case "untyped", "unknown":
-		return typeUntyped, true
-	case "gaugehistogram":
-		return typeGaugeHistogram, true
-	case "info":
-		return typeInfo, true
-	case "stateset":
-		return typeStateset, true
-	}
-	return typeUntyped, false
-}
-
-// role is what a sample contributes to its series.
-type role uint8
 
 const (
-	roleValue    role = iota // the value of a counter, gauge, untyped, info or stateset series
-	roleQuantile             // a summary quantile (name without suffix, "quantile" label)
-	roleBucket               // a histogram or gauge histogram bucket ("le" label)
-	roleCount                // _count
-	roleSum                  // _sum
-	roleCreated              // _created: start time, in Unix seconds
-	roleGCount               // _gcount of a gauge histogram
-	roleGSum                 // _gsum of a gauge histogram
+	roleValue    = promtext.RoleValue
+	roleQuantile = promtext.RoleQuantile
+	roleBucket   = promtext.RoleBucket
+	roleCount    = promtext.RoleCount
+	roleSum      = promtext.RoleSum
+	roleCreated  = promtext.RoleCreated
+	roleGCount   = promtext.RoleGCount
+	roleGSum     = promtext.RoleGSum
 )
-
-// suffixes that can separate a sample name from its family name.
-var suffixes = [...]string{"_total", "_bucket", "_count", "_sum", "_created", "_gcount", "_gsum", "_info"}
-
-// roleFor tells what a sample named family+suffix is in a family of type t.
-func roleFor(t famType, suffix []byte) (role, bool) {
-	switch t {
-	case typeCounter:
-		switch string(suffix) {
-		case "", "_total":
-			return roleValue, true
-		case "_created":
-			return roleCreated, true
-		}
-	case typeGauge, typeUntyped, typeStateset:
-		if len(suffix) == 0 {
-			return roleValue, true
-		}
-	case typeInfo:
-		switch string(suffix) {
-		case "_info", "":
-			return roleValue, true
-		}
-	case typeHistogram:
-		switch string(suffix) {
-		case "_bucket":
-			return roleBucket, true
-		case "_count":
-			return roleCount, true
-		case "_sum":
-			return roleSum, true
-		case "_created":
-			return roleCreated, true
-		}
-	case typeGaugeHistogram:
-		switch string(suffix) {
-		case "_bucket":
-			return roleBucket, true
-		case "_gcount":
-			return roleGCount, true
-		case "_gsum":
-			return roleGSum, true
-		}
-	case typeSummary:
-		switch string(suffix) {
-		case "":
-			return roleQuantile, true
-		case "_count":
-			return roleCount, true
-		case "_sum":
-			return roleSum, true
-		case "_created":
-			return roleCreated, true
-		}
-	}
-	return 0, false
-}
 
 // family is one metric family of the scrape being converted.
 type family struct {

@@ -1,8 +1,9 @@
-package expo
+package promtext
 
 import (
 	"math"
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -27,20 +28,52 @@ var charClass = func() (t [256]uint8) {
 	return t
 }()
 
-func validName(b []byte, first, rest uint8) bool {
+func validName[T string | []byte](b T, first, rest uint8) bool {
 	if len(b) == 0 || charClass[b[0]]&first == 0 {
 		return false
 	}
-	for _, ch := range b[1:] {
-		if charClass[ch]&rest == 0 {
+	for i := 1; i < len(b); i++ {
+		if charClass[b[i]]&rest == 0 {
 			return false
 		}
 	}
 	return true
 }
 
-func validMetricName(b []byte) bool { return validName(b, clsMetricFirst, clsMetric) }
-func validLabelName(b []byte) bool  { return validName(b, clsLabelFirst, clsLabel) }
+// ValidMetricName reports whether b is a metric name by the legacy rules,
+// the only ones for an unquoted name: [a-zA-Z_:][a-zA-Z0-9_:]*.
+func ValidMetricName[T string | []byte](b T) bool { return validName(b, clsMetricFirst, clsMetric) }
+
+// ValidLabelName reports whether b is a label name by the legacy rules:
+// [a-zA-Z_][a-zA-Z0-9_]*.
+func ValidLabelName[T string | []byte](b T) bool { return validName(b, clsLabelFirst, clsLabel) }
+
+// ValidQuotedName reports whether b may be a quoted (UTF-8) metric or label
+// name: any non-empty valid UTF-8.
+func ValidQuotedName(b []byte) bool { return len(b) > 0 && utf8.Valid(b) }
+
+// ValidName applies ValidQuotedName to quoted names and ValidMetricName
+// (metric) or ValidLabelName (label) to the others.
+func ValidName(b []byte, quoted, label bool) bool {
+	switch {
+	case quoted:
+		return ValidQuotedName(b)
+	case label:
+		return ValidLabelName(b)
+	}
+	return ValidMetricName(b)
+}
+
+// LabelNameEnd returns the end of the legacy label name that starts at
+// s[i] (i itself when there is none).
+func LabelNameEnd(s string, i int) int {
+	if i >= len(s) || charClass[s[i]]&clsLabelFirst == 0 {
+		return i
+	}
+	for i++; i < len(s) && charClass[s[i]]&clsLabel != 0; i++ {
+	}
+	return i
+}
 
 func isBlank(ch byte) bool { return ch == ' ' || ch == '\t' }
 
@@ -68,10 +101,10 @@ func transient(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// parseValue parses a sample value: a decimal float, or NaN / Inf / +Inf /
-// -Inf in any case. Go's hexadecimal floats and digit-separating underscores
-// are not part of either format and are refused.
-func parseValue(b []byte) (float64, bool) {
+// ParseValue parses a sample value: a decimal float, or NaN / Inf / +Inf /
+// -Inf in any case; an overflow (1e999) is ±Inf. Go's hexadecimal floats and
+// digit-separating underscores are not part of either format and are refused.
+func ParseValue(b []byte) (float64, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
@@ -96,26 +129,26 @@ func parseValue(b []byte) (float64, bool) {
 	return v, true
 }
 
-// parseTextTimestamp parses a text-format timestamp (integer milliseconds
+// ParseTextTimestamp parses a text-format timestamp (integer milliseconds
 // since the epoch; a float is tolerated) into Unix nanoseconds.
-func parseTextTimestamp(b []byte) (int64, bool) {
+func ParseTextTimestamp(b []byte) (int64, bool) {
 	if ms, ok := parseInt(b); ok {
 		if ms > math.MaxInt64/1000000 || ms < math.MinInt64/1000000 {
 			return 0, false
 		}
 		return ms * 1000000, true
 	}
-	v, ok := parseValue(b)
+	v, ok := ParseValue(b)
 	if !ok {
 		return 0, false
 	}
 	return floatToNanos(v * 1e6)
 }
 
-// parseOMTimestamp parses an OpenMetrics timestamp (seconds since the epoch,
+// ParseOMTimestamp parses an OpenMetrics timestamp (seconds since the epoch,
 // possibly fractional) into Unix nanoseconds. Plain decimals are converted
 // exactly; exponent forms go through float64.
-func parseOMTimestamp(b []byte) (int64, bool) {
+func ParseOMTimestamp(b []byte) (int64, bool) {
 	neg := false
 	i := 0
 	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
@@ -155,7 +188,7 @@ func parseOMTimestamp(b []byte) (int64, bool) {
 		}
 		return ns, true
 	}
-	v, ok := parseValue(b)
+	v, ok := ParseValue(b)
 	if !ok {
 		return 0, false
 	}
@@ -167,17 +200,6 @@ func floatToNanos(v float64) (int64, bool) {
 		return 0, false
 	}
 	return int64(math.Round(v)), true
-}
-
-// secondsToNanos converts a _created value (Unix seconds, float) into
-// nanoseconds; the integer and fractional parts are converted separately to
-// keep sub-microsecond digits that a plain v*1e9 would round away.
-func secondsToNanos(v float64) (int64, bool) {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v >= math.MaxInt64/1000000000 {
-		return 0, false
-	}
-	s := math.Floor(v)
-	return int64(s)*1000000000 + int64(math.Round((v-s)*1e9)), true
 }
 
 func parseInt(b []byte) (int64, bool) {
@@ -249,6 +271,28 @@ func fastFloat[T string | []byte](s T) (float64, bool) {
 	}
 	if neg {
 		v = -v
+	}
+	return v, true
+}
+
+// ParseBound parses an le or quantile label value. NaN is refused; a
+// quantile must lie in [0, 1].
+func ParseBound(s string, quantile bool) (float64, bool) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '_', 'x', 'X', 'p', 'P':
+			return 0, false
+		}
+	}
+	v, ok := fastFloat(s)
+	if !ok {
+		var err error
+		if v, err = strconv.ParseFloat(s, 64); err != nil || v != v {
+			return 0, false
+		}
+	}
+	if quantile && (v < 0 || v > 1) {
+		return 0, false
 	}
 	return v, true
 }

@@ -1,4 +1,4 @@
-package expo
+package promtext
 
 import (
 	"math"
@@ -50,23 +50,23 @@ func TestTimestamps(t *testing.T) {
 		"0":                     0,
 		"9223372036":            9223372036_000000000,
 	} {
-		if got, ok := parseOMTimestamp([]byte(s)); !ok || got != want {
-			t.Errorf("parseOMTimestamp(%q) = %d %v, want %d", s, got, ok, want)
+		if got, ok := ParseOMTimestamp([]byte(s)); !ok || got != want {
+			t.Errorf("ParseOMTimestamp(%q) = %d %v, want %d", s, got, ok, want)
 		}
 	}
 	for _, s := range []string{"", "-", ".", "abc", "9223372037", "9223372036.9", "1e300", "NaN", "1.2.3"} {
-		if got, ok := parseOMTimestamp([]byte(s)); ok {
-			t.Errorf("parseOMTimestamp(%q) = %d, want an error", s, got)
+		if got, ok := ParseOMTimestamp([]byte(s)); ok {
+			t.Errorf("ParseOMTimestamp(%q) = %d, want an error", s, got)
 		}
 	}
 	for s, want := range map[string]int64{"1700000000123": 1700000000_123000000, "-5": -5_000000, "1.5e3": 1_500000000} {
-		if got, ok := parseTextTimestamp([]byte(s)); !ok || got != want {
-			t.Errorf("parseTextTimestamp(%q) = %d %v, want %d", s, got, ok, want)
+		if got, ok := ParseTextTimestamp([]byte(s)); !ok || got != want {
+			t.Errorf("ParseTextTimestamp(%q) = %d %v, want %d", s, got, ok, want)
 		}
 	}
 	for _, s := range []string{"", "x", "9223372036855", "99999999999999999999"} {
-		if got, ok := parseTextTimestamp([]byte(s)); ok {
-			t.Errorf("parseTextTimestamp(%q) = %d, want an error", s, got)
+		if got, ok := ParseTextTimestamp([]byte(s)); ok {
+			t.Errorf("ParseTextTimestamp(%q) = %d, want an error", s, got)
 		}
 	}
 }
