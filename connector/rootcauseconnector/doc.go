@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rootcauseconnector detects what is going wrong on a GPU inference
 // node (GPU memory leaks, KV-cache saturation, cache hit-rate drops, latency
 // spikes, throughput drops, queue build-up, throttling, XID/ECC errors and
