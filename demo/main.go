@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command demo plays the whole otelcol-llmops story on any machine: a
 // simulated four-GPU inference node (the fake NVML library with the demo
 // scenario), three inference engines (the engine replay server serving vLLM

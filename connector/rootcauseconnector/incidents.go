@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package rootcauseconnector
 
 import (
@@ -16,7 +19,8 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
-// Incident attributes beyond DESIGN.md §4's list (in the spec registry).
+// Incident attributes added after the founding shape of an incident record
+// (docs/architecture.md, "Incident records"); in the spec registry.
 const (
 	attrIncidentSubject   = spec.IncidentSubject
 	attrIncidentLayer     = spec.IncidentLayer

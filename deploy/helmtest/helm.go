@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package helmtest renders the chart in deploy/helm/otelcol-llmops with the
 // pinned Helm binary and reads what it rendered. Its tests lint the chart,
 // check the invariants of every rendering of the ci/ values files and keep

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright The otelcol-llmops Authors
+# SPDX-License-Identifier: Apache-2.0
+
 # `make image`: builds localhost/otelcol-llmops:<dist.version> and :dev on this
 # machine without pulling anything (deploy/image/README.md):
 #   1. a minimal Debian runtime root filesystem from this machine's suite and

@@ -1,4 +1,7 @@
 #!/bin/sh
+# Copyright The otelcol-llmops Authors
+# SPDX-License-Identifier: Apache-2.0
+
 # mmdebstrap --extract-hook for the image's runtime root filesystem ($1).
 #
 # In the `extract` variant the packages are only unpacked: no maintainer

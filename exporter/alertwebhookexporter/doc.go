@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package alertwebhookexporter sends the incidents of the rootcause
 // processor (and profileimport's leak suspects) to Alertmanager's v2 API or
 // to webhooks: a generic JSON document per incident (optionally signed with

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dashboards builds the Grafana dashboards of distro/grafana from the
 // unified metric registry (internal/spec): every metric and label name in a
 // query is the registry's, translated as the Prometheus exporters translate

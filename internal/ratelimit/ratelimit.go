@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ratelimit keeps repeated warnings (a GPU failing every scrape, an
 // engine target down every 10 seconds) from flooding the collector's log.
 package ratelimit

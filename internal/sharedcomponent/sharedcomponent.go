@@ -1,5 +1,5 @@
 // Copyright The OpenTelemetry Authors
-// Copyright otelcol-llmops authors
+// Copyright The otelcol-llmops Authors
 // SPDX-License-Identifier: Apache-2.0
 //
 // Adapted from go.opentelemetry.io/collector/internal/sharedcomponent

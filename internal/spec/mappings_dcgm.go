@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package spec
 
 // dcgm-exporter's DCGM_FI_* names (its default counter set plus the

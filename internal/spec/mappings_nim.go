@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package spec
 
 // NVIDIA NIM for LLMs serves vLLM's (V0) metric names without a prefix at

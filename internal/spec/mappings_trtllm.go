@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package spec
 
 // TensorRT-LLM's own OpenAI server (trtllm-serve). The engine_type label is

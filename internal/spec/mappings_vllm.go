@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package spec
 
 // vLLM (V0 and V1 engines). A leading "ray_" (ray_vllm:...) is stripped by

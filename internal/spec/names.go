@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package spec
 
 // Unified metric names. Use these constants instead of string literals.

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package spec is the unified metric and attribute specification of
 // otelcol-llmops: the contract between every component of the distribution.
 //

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package spec
 
 import (
@@ -108,7 +111,8 @@ func TestMetricsAreWellFormed(t *testing.T) {
 }
 
 func TestDesignContractNames(t *testing.T) {
-	// The names and shapes DESIGN.md §4 fixes; other components depend on them.
+	// The names and shapes docs/architecture.md ("The contract between
+	// components") fixes; other components depend on them.
 	want := map[string]struct {
 		inst Instrument
 		unit string

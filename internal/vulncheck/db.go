@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package vulncheck runs govulncheck offline: it turns the OSV files of a
 // golang.org/x/vulndb module (data/osv) into the local database layout that
 // `govulncheck -db file:///…` reads, and it gates govulncheck's JSON output

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nvmlreceiver reads every GPU and every GPU process on a node from
 // NVIDIA's NVML library (through github.com/NVIDIA/go-nvml) and emits the GPU
 // part of the unified spec (docs/metric-spec.md): device memory, utilization,

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package configcheck holds checks over the collector configurations this
 // repository ships (distro/, its overlays, and the Helm chart's renderings),
 // shared by the tests of each.

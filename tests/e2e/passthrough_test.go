@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build e2e
 
 // End-to-end tests of the built distro binary. Run with `make test`, which

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 //go:build ignore
 
 // The constraint above keeps the go tool from treating this directory as a

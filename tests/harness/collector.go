@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package harness runs the built otelcol-llmops binary in end-to-end tests:
 // on free loopback ports, ready only once its health_check answers, and
 // always stopped (with its whole process group) when the test ends, passed

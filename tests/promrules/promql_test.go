@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package promrules checks the shipped Prometheus rules
 // (distro/prometheus/*.rules.yml) against the unified metric registry and
 // runs promtool on them and their unit tests.

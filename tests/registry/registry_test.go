@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package registry checks that what the distribution's own components emit
 // is all in the unified spec (internal/spec): every metric name, data-point
 // attribute key, resource attribute key, span attribute key and log-record

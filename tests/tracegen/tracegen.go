@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracegen writes synthetic PyTorch profiler (Kineto) traces for the
 // end-to-end tests of the profile import and root-cause components: a
 // decoder-only transformer (Hugging Face naming, LlamaForCausalLM by

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package exported reads what the demo's collector wrote with contrib's file
 // exporter (OTLP/JSON, one export request per line) into the few series,
 // incidents and counts the demo's terminal view and HTML report show.

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package report renders what the demo's collector exported as one
 // self-contained HTML file: charts of GPU memory, KV cache, latency and
 // token rate with the incidents marked on them, then one card per incident

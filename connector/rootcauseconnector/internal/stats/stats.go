@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package stats is the numeric core of the rootcause connector: bounded
 // time-bucketed series, a robust (Theil–Sen) trend estimate, histogram
 // quantiles and rolling baselines.

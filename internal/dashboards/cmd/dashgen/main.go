@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command dashgen writes the Grafana dashboards of internal/dashboards to a
 // directory, one <uid>.json each:
 //

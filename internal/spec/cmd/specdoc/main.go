@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command specdoc writes the documents generated from internal/spec: the
 // unified metric specification, the per-engine mapping tables and the
 // Prometheus names.

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command vulncheck is the offline half of `make vulncheck`:
 //
 //	vulncheck db -download DOWNLOAD.json -sum h1:... -out DIR

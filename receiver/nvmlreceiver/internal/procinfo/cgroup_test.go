@@ -1,4 +1,4 @@
-// Copyright otelcol-llmops authors
+// Copyright The otelcol-llmops Authors
 // SPDX-License-Identifier: Apache-2.0
 
 package procinfo

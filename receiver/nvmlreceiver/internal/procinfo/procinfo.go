@@ -1,4 +1,4 @@
-// Copyright otelcol-llmops authors
+// Copyright The otelcol-llmops Authors
 // SPDX-License-Identifier: Apache-2.0
 
 // Package procinfo finds out which container and Kubernetes pod a host

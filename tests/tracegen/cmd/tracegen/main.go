@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command tracegen writes a synthetic PyTorch profiler (Kineto) trace (see
 // package tracegen) and prints what it wrote as one JSON line: the trace id,
 // the window, the event count and the leaking module's path.
