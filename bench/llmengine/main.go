@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command llmengine compares, in one run, the CPU time and allocations one
 // scrape costs in the llmengine receiver and in contrib's prometheus
 // receiver, both scraping the same engine replay server (a separate process,

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command llmnormalize compares, in one run, the time and allocations per
 // data point of the llmnormalize processor and of contrib's transform
 // processor (v0.161.0) configured with OTTL statements that make the same

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command load is the load and soak benchmark of the built agent (issue 18
 // §3): the distro binary on the shipped configuration, with 8 fake GPUs of
 // 64 processes each, 4 engines of ~10,000 series each scraped every second,

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command profileimport compares the streaming Kineto trace parser of the
 // profileimport receiver (internal/profiles/kineto)
 // with what users would otherwise run, Python's json.load, on the same

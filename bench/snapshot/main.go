@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command snapshot compares the CUDA memory snapshot import of the
 // profileimport receiver (internal/profiles/snapshot)
 // with what users would otherwise run, Python's C unpickler

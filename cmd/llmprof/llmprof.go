@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command llmprof: PyTorch profiler (Kineto)
 // traces, CUDA memory snapshots and Nsight Systems exports read at a
 // terminal with the profileimport receiver's own import code, so that what

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profiles imports GPU profiles — PyTorch profiler (Kineto)
 // traces, CUDA memory snapshots and Nsight Systems SQLite exports — into
 // OpenTelemetry spans, memory metrics and leak-suspect logs, through one

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package promtext reads the Prometheus text exposition format (0.0.4) and
 // OpenMetrics 1.0 text, one line at a time, into byte-slice views of the
 // body: the one reading of these formats in the module. The llmengine

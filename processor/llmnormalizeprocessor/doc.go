@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package llmnormalizeprocessor makes every engine look the same downstream.
 // Metrics named by vLLM (current names and renamed aliases), TGI, SGLang,
 // TensorRT-LLM, Triton, NIM, llama.cpp and dcgm-exporter become the unified

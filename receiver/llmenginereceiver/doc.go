@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package llmenginereceiver scrapes inference engines' Prometheus endpoints
 // and knows their quirks: vLLM's `_created` series, TGI's missing model label
 // (read from /info), NIM's unprefixed names at /v1/metrics, Triton's

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profileimportreceiver imports PyTorch profiler (Kineto) traces as
 // the profiler writes them: it watches directories, waits until a file is
 // complete, parses it as a stream, and emits spans with model-layer call

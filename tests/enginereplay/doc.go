@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package enginereplay serves inference engines' Prometheus metrics on
 // loopback, for end-to-end tests and the demo: a fixture (a recorded or
 // hand-written exposition) is the starting point, and an optional scenario

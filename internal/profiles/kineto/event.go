@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kineto reads PyTorch profiler (Kineto) Chrome-trace JSON as a
 // stream: events are handed to a Handler one at a time and the document is
 // never held as a tree, so a multi-gigabyte trace imports in bounded memory.

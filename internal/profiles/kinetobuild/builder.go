@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profile turns the event stream of a PyTorch profiler (Kineto)
 // trace into OpenTelemetry traces, metrics and logs.
 //

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package nsys imports Nsight Systems SQLite exports (`nsys export --type
 // sqlite`) into the same spans, metrics and leak-suspect logs as a Kineto
 // import (internal/profile), so that a profile taken with nsys joins the

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package signals is the writer every profile format's importer shares: the
 // instrumentation scope, the span batches and their root span, the span
 // ids derived from a trace id, the request trace context found in text,

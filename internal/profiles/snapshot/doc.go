@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package snapshot imports PyTorch CUDA memory snapshots
 // (torch.cuda.memory._dump_snapshot: a pickle; or the same structure
 // serialised as JSON, optionally gzip-compressed) into the signals the

@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package expo converts the Prometheus text exposition format (0.0.4) and
 // OpenMetrics 1.0 text into pdata metrics, in one pass over the body, keeping
 // per-series state across the scrapes of one target. The llmengine receiver

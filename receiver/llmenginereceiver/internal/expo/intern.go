@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package expo
 
 // interner hands out one shared string per distinct byte sequence, so that

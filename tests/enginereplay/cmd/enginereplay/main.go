@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command enginereplay serves an inference engine's Prometheus metrics from a
 // fixture, optionally moved through a scenario, on a local address:
 //

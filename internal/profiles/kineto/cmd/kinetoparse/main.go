@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command kinetoparse parses PyTorch profiler (Kineto) traces with the
 // kineto package and prints, per file, a JSON summary: events by phase and
 // category, the sum of |Bytes| of [memory] events, and the metadata. It is

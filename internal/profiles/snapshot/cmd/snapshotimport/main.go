@@ -1,3 +1,6 @@
+// Copyright The otelcol-llmops Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command snapshotimport imports CUDA memory snapshots with the snapshot
 // package, as the profileimport receiver does, and prints each one's
 // Summary as JSON. It is the measured side of bench/snapshot (which, in
