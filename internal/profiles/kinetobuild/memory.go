@@ -262,30 +262,11 @@ func (b *Builder) emitLeaks(ld plog.Logs, t *tree, acc *memAccount, keep []bool,
 	if b.opts.LeakSuspects < 0 {
 		return
 	}
-	var cand []int
-	var total int64
-	for i := range acc.modules {
-		mm := &acc.modules[i]
-		if mm.OutstandingBytes > 0 {
-			total += mm.OutstandingBytes
-		}
-		if mm.OutstandingBytes > 0 && mm.OutstandingBytes >= b.opts.MinLeakBytes {
-			cand = append(cand, i)
-		}
-	}
-	slices.SortFunc(cand, func(x, y int) int {
-		a, c := &acc.modules[x], &acc.modules[y]
-		if r := cmp.Compare(c.OutstandingBytes, a.OutstandingBytes); r != 0 {
-			return r
-		}
-		if r := cmp.Compare(a.ModulePath, c.ModulePath); r != 0 {
-			return r
-		}
-		return cmp.Compare(a.Device, c.Device)
-	})
-	if len(cand) > b.opts.LeakSuspects {
-		cand = cand[:b.opts.LeakSuspects]
-	}
+	cand, total := signals.LeakCandidates(len(acc.modules), func(i int) int64 { return acc.modules[i].OutstandingBytes },
+		func(x, y int) int {
+			a, c := &acc.modules[x], &acc.modules[y]
+			return cmp.Or(cmp.Compare(a.ModulePath, c.ModulePath), cmp.Compare(a.Device, c.Device))
+		}, b.opts.MinLeakBytes, b.opts.LeakSuspects)
 	for _, ci := range cand {
 		mm := &acc.modules[ci]
 		rec := signals.LeakRecord{File: file, Path: mm.ModulePath, Device: mm.Device,

@@ -570,21 +570,10 @@ func (im *importer) emitLeaks(ld plog.Logs, acc *memAccount, keep []bool, tid pc
 	if im.opts.LeakSuspects < 0 {
 		return
 	}
-	var cand []int
-	var total int64
-	for i := range acc.groups {
-		g := &acc.groups[i]
-		if g.outstanding > 0 {
-			total += g.outstanding
-			if g.outstanding >= im.opts.MinLeakBytes {
-				cand = append(cand, i)
-			}
-		}
-	}
-	slices.SortStableFunc(cand, func(x, y int) int { return cmp.Compare(acc.groups[y].outstanding, acc.groups[x].outstanding) })
-	if len(cand) > im.opts.LeakSuspects {
-		cand = cand[:im.opts.LeakSuspects]
-	}
+	// Groups are sorted by process, device and path: equal ones keep that
+	// order.
+	cand, total := signals.LeakCandidates(len(acc.groups), func(i int) int64 { return acc.groups[i].outstanding },
+		cmp.Compare[int], im.opts.MinLeakBytes, im.opts.LeakSuspects)
 	for _, ci := range cand {
 		g := &acc.groups[ci]
 		rec := signals.LeakRecord{File: im.name, Path: g.path, Device: g.device, Pid: g.pid, HasPid: true,

@@ -4,8 +4,10 @@
 package signals
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"time"
 
@@ -111,4 +113,27 @@ func KeptOrParent(n int32, keep []bool, parent func(int32, []bool) int32) int32 
 		return n
 	}
 	return parent(n, keep)
+}
+
+// LeakCandidates picks the rows (0 ≤ i < n) worth a leak-suspect record:
+// outstanding(i) > 0 and ≥ minBytes, largest first (equal ones in the
+// order tie gives), at most limit of them. total is the outstanding bytes
+// of all rows, the denominator of each record's score. Every format ranks
+// its suspects this way, so their scores compare.
+func LeakCandidates(n int, outstanding func(i int) int64, tie func(a, b int) int, minBytes int64, limit int) (cand []int, total int64) {
+	for i := range n {
+		if o := outstanding(i); o > 0 {
+			total += o
+			if o >= minBytes {
+				cand = append(cand, i)
+			}
+		}
+	}
+	slices.SortFunc(cand, func(a, b int) int {
+		return cmp.Or(cmp.Compare(outstanding(b), outstanding(a)), tie(a, b))
+	})
+	if len(cand) > limit {
+		cand = cand[:max(limit, 0)]
+	}
+	return cand, total
 }
