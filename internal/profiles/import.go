@@ -25,8 +25,9 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/snapshot"
 )
 
-// Options are the import's settings; the zero value of each field is its
-// default (the receiver's defaults, documented in its README).
+// Options are the import's settings. Start from DefaultOptions (the
+// receiver's defaults, documented in its README): a zero number takes the
+// importer's default, but a zero FoldPythonFrames means false.
 type Options struct {
 	// Kineto traces: spans shorter than MinDuration are dropped (memory
 	// and GPU time still count), bare Python frames are folded into their
