@@ -75,30 +75,12 @@ func export(ctx context.Context, path, endpoint string, plaintext bool, timeout 
 		defer cancel()
 	}
 	sink := &otlpSink{endpoint: endpoint, cc: cc, prog: prog}
-	_, err = importFile(path, importOptions(), prog, withContext{ctx, sink})
+	_, err = importFile(ctx, path, importOptions(), prog, sink)
 	var se *profiles.SinkError
 	if errors.As(err, &se) {
 		return sink.out, &exportError{se.Err}
 	}
 	return sink.out, err
-}
-
-// withContext gives the sink the export's context (and its timeout).
-type withContext struct {
-	ctx context.Context
-	*otlpSink
-}
-
-func (w withContext) ConsumeSpans(_ context.Context, td ptrace.Traces) error {
-	return w.otlpSink.ConsumeSpans(w.ctx, td)
-}
-
-func (w withContext) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
-	return w.otlpSink.ConsumeMetrics(w.ctx, md)
-}
-
-func (w withContext) ConsumeLogs(_ context.Context, ld plog.Logs) error {
-	return w.otlpSink.ConsumeLogs(w.ctx, ld)
 }
 
 // otlpSink sends what the import hands it over one gRPC connection; a

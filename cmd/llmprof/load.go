@@ -51,7 +51,7 @@ func importOptions() profiles.Options {
 // into sink, with the progress bar on prog. Errors name the file and,
 // where the parser knows it, the position of the problem; a sink's error
 // comes back as it is (a *profiles.SinkError).
-func importFile(path string, opts profiles.Options, prog *progress, sink profiles.Sink) (profiles.Result, error) {
+func importFile(ctx context.Context, path string, opts profiles.Options, prog *progress, sink profiles.Sink) (profiles.Result, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return profiles.Result{}, &importError{err}
@@ -80,7 +80,7 @@ func importFile(path string, opts profiles.Options, prog *progress, sink profile
 		}
 		return nil
 	}
-	res, err := profiles.Import(context.Background(), path, opts, sink)
+	res, err := profiles.Import(ctx, path, opts, sink)
 	var fe *profiles.FileError
 	switch {
 	case err == nil:
@@ -205,7 +205,7 @@ func load(path string, prog *progress) (*loaded, error) {
 	opts.SpanBudget = math.MaxInt32
 	c := &collector{a: &analysis{file: path, cpu: make(map[pcommon.SpanID]cpuSpan)},
 		md: pmetric.NewMetrics(), ld: plog.NewLogs()}
-	res, err := importFile(path, opts, prog, c)
+	res, err := importFile(context.Background(), path, opts, prog, c)
 	if err != nil {
 		return nil, err
 	}

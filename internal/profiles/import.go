@@ -86,6 +86,13 @@ type Sink interface {
 	ConsumeLogs(ctx context.Context, ld plog.Logs) error
 }
 
+// FormatSink is a Sink told the file's format before anything is handed
+// to it (the receiver labels its telemetry with it).
+type FormatSink interface {
+	Sink
+	SetFormat(Format)
+}
+
 // Result is what an import read and produced; after an error, what it had
 // by then.
 type Result struct {
@@ -144,6 +151,9 @@ func Import(ctx context.Context, path string, opts Options, sink Sink) (Result, 
 		return res, &FileError{path, err}
 	}
 	res.Format = format
+	if fs, ok := sink.(FormatSink); ok {
+		fs.SetFormat(format)
+	}
 	imp := &run{ctx: ctx, path: path, opts: opts, sink: sink, res: &res}
 	switch format {
 	case FormatSnapshot:
@@ -225,10 +235,7 @@ func (r *run) metricsAndLogs() error {
 }
 
 func (r *run) snapshot(f *os.File) error {
-	var in io.Reader = io.NewSectionReader(f, 0, 1<<62)
-	if r.opts.BytesRead != nil {
-		in = &countingReader{r: in, n: r.opts.BytesRead}
-	}
+	in := r.reader(f)
 	// The file's modification time is the snapshot's time when it records
 	// none.
 	var mtime time.Time
@@ -258,10 +265,7 @@ func (r *run) nsys() error {
 }
 
 func (r *run) kineto(f *os.File) error {
-	var in io.Reader = io.NewSectionReader(f, 0, 1<<62)
-	if r.opts.BytesRead != nil {
-		in = &countingReader{r: in, n: r.opts.BytesRead}
-	}
+	in := r.reader(f)
 	zr, err := kineto.Open(in)
 	if err != nil {
 		return err
@@ -290,6 +294,16 @@ func (r *run) kineto(f *os.File) error {
 	}
 	r.md, r.ld = out.Metrics, out.Logs
 	return nil
+}
+
+// reader reads f from its start, whatever its position (Detect read it
+// at offsets), counting into Options.BytesRead when set.
+func (r *run) reader(f *os.File) io.Reader {
+	var in io.Reader = io.NewSectionReader(f, 0, 1<<62)
+	if r.opts.BytesRead != nil {
+		in = &countingReader{r: in, n: r.opts.BytesRead}
+	}
+	return in
 }
 
 // countingReader counts the bytes read through it.

@@ -388,7 +388,7 @@ func (im *importer) importFile(ctx context.Context, path, key string, w *watchRo
 	}
 	start := time.Now()
 	im.mu.Lock()
-	sink := &pipelineSink{im: im, key: key, format: "profile", traces: im.traces, metrics: im.metrics, logs: im.logs}
+	sink := &pipelineSink{im: im, key: key, traces: im.traces, metrics: im.metrics, logs: im.logs}
 	im.mu.Unlock()
 	sink.resumed = im.loadProgress(ctx, key)
 	sink.prog = sink.resumed
@@ -398,7 +398,6 @@ func (im *importer) importFile(ctx context.Context, path, key string, w *watchRo
 		MaxDecompressedSize: im.cfg.MaxDecompressedSize, ParseWorkers: im.cfg.ParseWorkers,
 		File: f,
 		AfterRead: func(res *profiles.Result) error {
-			sink.format = res.Format.String()
 			if res.Format.ReadByName() && !stillNames(w, path, fi) {
 				return errReplaced
 			}
@@ -465,7 +464,7 @@ var errReplaced = errors.New("the file was replaced while it was imported")
 type pipelineSink struct {
 	im      *importer
 	key     string
-	format  string // the file's format, once known (the obsreport "format")
+	format  string // the file's format (the obsreport "format"), set by Import
 	traces  consumer.Traces
 	metrics consumer.Metrics
 	logs    consumer.Logs
@@ -475,6 +474,8 @@ type pipelineSink struct {
 	batch   int      // span batches seen in this import
 	skipped int      // spans not sent again because an earlier import had
 }
+
+func (s *pipelineSink) SetFormat(f profiles.Format) { s.format = f.String() }
 
 func (s *pipelineSink) ConsumeSpans(ctx context.Context, td ptrace.Traces) error {
 	s.batch++
