@@ -168,6 +168,9 @@ run: build
 
 unit-test:
 	$(GO) test -race -count=1 ./...
+	# The differential test of the exposition parser against Prometheus's
+	# own; in the bench module, so Prometheus stays out of the distribution.
+	cd bench && $(GO) test -race -count=1 ./textparse
 
 e2e-test: build $(FAKENVML)
 	OTELCOL_LLMOPS_BIN=$(CURDIR)/$(BINARY) OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -tags e2e -count=1 -timeout 15m ./tests/e2e/...
@@ -179,6 +182,8 @@ e2e-test: build $(FAKENVML)
 # worker (golang/go#75804, fixed in Go 1.27), and a count has no deadline.
 # FUZZ_TIME=30s (or 1000x) overrides every target's budget.
 FUZZ_TIME ?=
+# The differential fuzz target lives in the bench module (see unit-test).
+TEXTPARSE_FUZZ := 20000x
 FUZZ_TARGETS := \
 	./receiver/llmenginereceiver/internal/expo:FuzzConvert:40000x \
 	./internal/promtext:FuzzFastFloat:200000x \
@@ -198,6 +203,8 @@ fuzz:
 		echo "fuzz $$name ($$pkg, $$budget)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg || exit 1; \
 	done
+	@budget=$${FUZZ_TIME:-$(TEXTPARSE_FUZZ)}; echo "fuzz FuzzAgreesWithTextparse (bench/textparse, $$budget)"; \
+	cd bench && $(GO) test -run '^$$' -fuzz '^FuzzAgreesWithTextparse$$' -fuzztime $$budget ./textparse
 
 # The shipped Prometheus rules: syntax, and their unit tests (input series,
 # each rule firing and not firing). promtool comes with Debian's prometheus
@@ -230,6 +237,7 @@ generate: $(MDATAGEN)
 bench: build $(FAKENVML)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
 	cd bench && $(GO) run ./llmengine
+	cd bench && $(GO) run ./textparse
 	cd bench && $(GO) run ./llmnormalize
 	cd bench && $(GO) run ./profileimport
 	cd bench && $(GO) run ./snapshot

@@ -19,13 +19,24 @@
 //
 // By default the Parser accepts what engines are seen to emit, beyond the
 // letter of the formats: CRLF line ends, tabs or several spaces between
-// tokens, spaces around label names, '=' and ',', a trailing comma in a
-// label set, a last line without a line feed, fractional text-format
-// timestamps, unknown escapes in text-format label values (kept verbatim),
-// every TYPE keyword of both formats in both. Invalid metric and label
-// names are well-formed tokens, not syntax errors: the caller decides (the
-// converter skips the series). Options.Strict refuses all of that, for
-// fixtures that must be exemplary.
+// tokens and around label names, '=' and ',', a trailing comma in a label
+// set, fractional and pre-1970 text-format timestamps, unknown escapes in
+// text-format label values (kept verbatim), every TYPE keyword of both
+// formats in both, and in OpenMetrics blank lines, comment lines and a
+// UNIT that is not the name's suffix. A label value or docstring that is
+// not UTF-8 keeps its series with the invalid bytes replaced by U+FFFD.
+// Invalid metric and label names are well-formed tokens, not syntax
+// errors: the caller decides (the converter skips the series).
+//
+// Options.Strict refuses all of that, for fixtures that must be exemplary:
+// tokens are separated by exactly one space. Both modes accept a last line
+// without a line feed (vLLM ends its exposition so).
+//
+// The differential test in bench/textparse holds this parser to
+// Prometheus's own (model/textparse) on every fixture, the fuzz seeds and
+// a fuzzer's mutations of them: what Strict accepts, Prometheus accepts
+// and reads entry for entry the same; what Prometheus accepts, the default
+// reading accepts.
 //
 // Always refused: unterminated quoted strings or label sets, a missing or
 // unparsable value or timestamp, text after the value, a malformed

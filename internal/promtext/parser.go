@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // Entry is the kind of line Next has read.
@@ -28,11 +29,9 @@ type Options struct {
 	// OpenMetrics reads OpenMetrics 1.0 text; otherwise the text format
 	// 0.0.4.
 	OpenMetrics bool
-	// Strict refuses what the default reading tolerates (see the package
-	// documentation): CR line ends, unknown escapes, fractional text
-	// timestamps, a trailing backslash in HELP, text after a TYPE keyword,
-	// TYPE keywords of the other format, and invalid or repeated metric and
-	// label names. For fixtures and test expectations, not for scraping.
+	// Strict refuses what the default reading tolerates (the package
+	// documentation lists it): what it accepts, Prometheus's own parser
+	// accepts too. For fixtures and test expectations, not for scraping.
 	Strict bool
 }
 
@@ -191,12 +190,60 @@ func (p *Parser) Next() (Entry, error) {
 	l := p.raw
 	i := skipBlank(l, 0)
 	if i == len(l) {
+		if p.opts.OpenMetrics && p.opts.Strict {
+			return 0, perr(p.line, "blank line: OpenMetrics has none")
+		}
 		return EntryBlank, nil
 	}
 	if l[i] == '#' {
 		return p.parseComment(l, i)
 	}
+	if p.opts.Strict {
+		if err := p.checkSpacing(l, len(l)); err != nil {
+			return 0, err
+		}
+	}
 	return EntrySample, p.parseSample(l, i)
+}
+
+// checkSpacing refuses, for Strict, blanks other than one space between
+// tokens in l[:end]: a tab, a run of blanks, a blank at the start or end, or
+// a blank inside a label set (outside its quoted strings). Both formats are
+// written that way by every client library, and Prometheus's own parser
+// refuses some of the variants (a run of blanks in OpenMetrics, or before a
+// TYPE keyword).
+func (p *Parser) checkSpacing(l []byte, end int) error {
+	inQuote, inBraces := false, false
+	for k := 0; k < end; k++ {
+		ch := l[k]
+		switch {
+		case inQuote:
+			if ch == '\\' {
+				k++
+			} else if ch == '"' {
+				inQuote = false
+			}
+			continue
+		case ch == '"':
+			inQuote = true
+		case ch == '{':
+			inBraces = true
+		case ch == '}':
+			inBraces = false
+		}
+		if !isBlank(ch) {
+			continue
+		}
+		switch {
+		case ch == '\t':
+			return perr(p.line, "tab between tokens: separate them with one space")
+		case k == 0 || k == end-1 || l[k+1] == ' ':
+			return perr(p.line, "leading, trailing or repeated space: separate tokens with one space")
+		case inBraces:
+			return perr(p.line, "space inside the label set: write {a=\"1\",b=\"2\"}")
+		}
+	}
+	return nil
 }
 
 // parseComment handles a line starting with '#' at l[i]: HELP, TYPE, UNIT
@@ -209,7 +256,10 @@ func (p *Parser) parseComment(l []byte, i int) (Entry, error) {
 	}
 	j := i + 1
 	if j >= len(l) || !isBlank(l[j]) {
-		return EntryComment, nil
+		return p.comment(line)
+	}
+	if p.opts.Strict && i > 0 && isMetaKeyword(l[skipBlank(l, j):]) {
+		return 0, perr(line, "blank before '#' of a HELP, TYPE or UNIT line")
 	}
 	j = skipBlank(l, j)
 	k := tokenEnd(l, j)
@@ -226,6 +276,11 @@ func (p *Parser) parseComment(l []byte, i int) (Entry, error) {
 		}
 		e = EntryUnit
 	default:
+		return p.comment(line)
+	}
+	if k == len(l) && !p.opts.OpenMetrics {
+		// "# HELP" alone: the text format makes a keyword only of a word
+		// followed by a blank, so this is a comment (Prometheus reads it so).
 		return EntryComment, nil
 	}
 	j = skipBlank(l, k)
@@ -248,7 +303,31 @@ func (p *Parser) parseComment(l []byte, i int) (Entry, error) {
 	if p.opts.Strict && !ValidName(p.metaName, p.metaQuoted, false) {
 		return 0, perrf(line, "invalid metric name %q in %s line", p.metaName, kw)
 	}
-	j = skipBlank(l, j)
+	if e == EntryHelp {
+		// The docstring is the rest of the line after the one blank that
+		// ends the name: leading blanks beyond it are part of the text, as
+		// Prometheus reads it.
+		if p.opts.Strict {
+			if err := p.checkSpacing(l, j); err != nil {
+				return 0, err
+			}
+		}
+		if j < len(l) {
+			if p.opts.Strict && l[j] != ' ' {
+				return 0, perr(line, "tab after the name in a HELP line: write one space")
+			}
+			j++
+		} else if p.opts.Strict && p.opts.OpenMetrics {
+			return 0, perrf(line, "HELP line for %q without a space and text after the name", p.metaName)
+		}
+	} else {
+		if p.opts.Strict {
+			if err := p.checkSpacing(l, len(l)); err != nil {
+				return 0, err
+			}
+		}
+		j = skipBlank(l, j)
+	}
 	switch e {
 	case EntryType:
 		if j == len(l) {
@@ -271,17 +350,42 @@ func (p *Parser) parseComment(l []byte, i int) (Entry, error) {
 		}
 	case EntryUnit:
 		p.text = l[j:tokenEnd(l, j)]
+		if p.opts.Strict && len(p.text) > 0 && !bytes.HasSuffix(p.metaName, append([]byte{'_'}, p.text...)) {
+			return 0, perrf(line, "unit %q is not the suffix of %q: OpenMetrics names end in _<unit>", p.text, p.metaName)
+		}
 	}
 	return e, nil
+}
+
+// comment is a line that starts with '#' and is not HELP, TYPE, UNIT or
+// EOF. OpenMetrics has no other comments; Strict refuses them there.
+func (p *Parser) comment(line int) (Entry, error) {
+	if p.opts.OpenMetrics && p.opts.Strict {
+		return 0, perr(line, "comment line: OpenMetrics allows only HELP, TYPE, UNIT and EOF after '#'")
+	}
+	return EntryComment, nil
+}
+
+// isMetaKeyword reports whether b starts with a HELP, TYPE or UNIT keyword
+// followed by a blank.
+func isMetaKeyword(b []byte) bool {
+	if len(b) < 5 || !isBlank(b[4]) {
+		return false
+	}
+	switch string(b[:4]) {
+	case "HELP", "TYPE", "UNIT":
+		return true
+	}
+	return false
 }
 
 // helpText unescapes a HELP docstring: \\ and \n in both formats, and \" in
 // OpenMetrics; any other backslash is kept as it is (Strict: a trailing one
 // is an error).
 func (p *Parser) helpText(l []byte, i int) ([]byte, error) {
-	b := l[i:]
-	if bytes.IndexByte(b, '\\') < 0 {
-		return b, nil
+	b, _, err := p.validUTF8(l[i:], 0)
+	if err != nil || bytes.IndexByte(b, '\\') < 0 {
+		return b, err
 	}
 	lo := len(p.esc)
 	for k := 0; k < len(b); k++ {
@@ -317,9 +421,17 @@ func (p *Parser) helpText(l []byte, i int) ([]byte, error) {
 func (p *Parser) readQuoted(l []byte, i int) ([]byte, int, error) {
 	// Fast path: no escape before the closing quote (label values are short,
 	// one scan for both bytes beats two IndexByte calls).
+	// high collects the top bits of the bytes seen: only a string with a
+	// byte >= 0x80 needs its UTF-8 checked.
+	var high byte
 	j := i
 	for ; j < len(l); j++ {
-		if ch := l[j]; ch == '"' {
+		ch := l[j]
+		high |= ch
+		if ch == '"' {
+			if high >= utf8.RuneSelf {
+				return p.validUTF8(l[i:j:j], j+1)
+			}
 			return l[i:j:j], j + 1, nil
 		} else if ch == '\\' {
 			break
@@ -329,8 +441,12 @@ func (p *Parser) readQuoted(l []byte, i int) ([]byte, int, error) {
 	p.esc = append(p.esc, l[i:j]...)
 	for ; j < len(l); j++ {
 		ch := l[j]
+		high |= ch
 		switch ch {
 		case '"':
+			if high >= utf8.RuneSelf {
+				return p.validUTF8(p.esc[lo:len(p.esc):len(p.esc)], j+1)
+			}
 			return p.esc[lo:len(p.esc):len(p.esc)], j + 1, nil
 		case '\\':
 			if j+1 >= len(l) {
@@ -355,6 +471,23 @@ func (p *Parser) readQuoted(l []byte, i int) ([]byte, int, error) {
 		}
 	}
 	return nil, 0, perr(p.line, "unterminated quoted string")
+}
+
+// validUTF8 passes on a quoted string (or docstring) that is valid UTF-8.
+// Otherwise Strict refuses it, as Prometheus does the whole scrape; the
+// default reading keeps the series with each invalid byte sequence replaced
+// by U+FFFD, since an invalid string would later make the OTLP export of
+// the whole batch fail.
+func (p *Parser) validUTF8(b []byte, next int) ([]byte, int, error) {
+	if utf8.Valid(b) {
+		return b, next, nil
+	}
+	if p.opts.Strict {
+		return nil, 0, perrf(p.line, "invalid UTF-8 in %q", b)
+	}
+	lo := len(p.esc)
+	p.esc = append(p.esc, bytes.ToValidUTF8(b, []byte(string(utf8.RuneError)))...)
+	return p.esc[lo:len(p.esc):len(p.esc)], next, nil
 }
 
 // labelNameStop marks the bytes that end an unquoted label name.
@@ -414,6 +547,9 @@ func (p *Parser) parseLabelSet(l []byte, i int, dst *[]Label, name *[]byte, quot
 		i = skipBlank(l, i)
 		if i < len(l) && l[i] == ',' {
 			i++
+			if p.opts.Strict && i < len(l) && l[i] == '}' {
+				return 0, perr(line, "trailing comma in the label set")
+			}
 			continue
 		}
 		if i < len(l) && l[i] == '}' {
@@ -429,14 +565,16 @@ func (p *Parser) parseSample(l []byte, i int) error {
 	p.name, p.nameQuoted = nil, false
 	p.labels = p.labels[:0]
 	p.hasTS, p.hasEx = false, false
+	nameEnd := 0 // where a name without a label set ends
 	if l[i] != '{' {
 		j := i
 		for j < len(l) && l[j] != '{' && !isBlank(l[j]) {
 			j++
 		}
-		p.name, i = l[i:j:j], j
+		p.name, i, nameEnd = l[i:j:j], j, j
 	}
 	if i < len(l) && l[i] == '{' {
+		nameEnd = 0
 		var err error
 		if i, err = p.parseLabelSet(l, i+1, &p.labels, &p.name, &p.nameQuoted); err != nil {
 			return err
@@ -449,7 +587,15 @@ func (p *Parser) parseSample(l []byte, i int) error {
 	i = skipBlank(l, i)
 	j := tokenEnd(l, i)
 	if j == i {
-		return perrf(line, "missing value for %q", name)
+		if k := signedValueInName(name); k > 0 && nameEnd > 0 && !p.opts.Strict {
+			// "a+1": Prometheus ends the name where its characters end and
+			// reads the value from there; do the same rather than refuse
+			// the scrape it would take.
+			p.name, i, j = name[:k:k], nameEnd-len(name)+k, nameEnd
+			name = p.name
+		} else {
+			return perrf(line, "missing value for %q", name)
+		}
 	}
 	v, ok := ParseValue(l[i:j])
 	if !ok {
@@ -463,9 +609,13 @@ func (p *Parser) parseSample(l []byte, i int) error {
 		case p.opts.OpenMetrics:
 			p.ts, ok = ParseOMTimestamp(l[i:j])
 		case p.opts.Strict:
-			// Integer milliseconds, as the format says.
-			if _, ok = parseInt(l[i:j]); ok {
+			// Integer milliseconds, as the format says; not before 1970,
+			// which Prometheus's parser refuses.
+			var ms int64
+			if ms, ok = parseInt(l[i:j]); ok && ms >= 0 && l[i] != '+' {
 				p.ts, ok = ParseTextTimestamp(l[i:j])
+			} else {
+				ok = false
 			}
 		default:
 			p.ts, ok = ParseTextTimestamp(l[i:j])
@@ -488,6 +638,20 @@ func (p *Parser) parseSample(l []byte, i int) error {
 		return p.checkNames()
 	}
 	return nil
+}
+
+// signedValueInName is where a value written right after a metric name
+// starts ("a+1", "a-Inf", "a.5"), or 0: a '+', '-' or '.' can start a
+// value and is not a name character.
+func signedValueInName(token []byte) int {
+	k := bytes.IndexAny(token, "+-.")
+	if k <= 0 || !ValidMetricName(token[:k]) {
+		return 0
+	}
+	if _, ok := ParseValue(token[k:]); !ok {
+		return 0
+	}
+	return k
 }
 
 // checkNames refuses, for Strict, the names a lenient reader would skip.

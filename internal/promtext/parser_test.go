@@ -127,6 +127,49 @@ func TestParserEntries(t *testing.T) {
 	}
 }
 
+// The docstring starts after the one blank that ends the name, as
+// Prometheus's parser reads it in both formats (bench/textparse checks that
+// against it): further leading blanks are text, and a HELP line with nothing
+// after the name has an empty docstring.
+func TestHelpTextStartsAfterOneBlank(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		om   bool
+		want string
+	}{
+		{"# HELP x  two\n", false, `1:help "x" quoted=false " two"` + "\n"},
+		{"# HELP x  two\n# EOF\n", true, `1:help "x" quoted=false " two"` + "\n2:eof\n"},
+		{"# HELP x\ttab \n", false, `1:help "x" quoted=false "tab "` + "\n"},
+		{"# HELP x\n", false, `1:help "x" quoted=false ""` + "\n"},
+	} {
+		got, err := dump(t, c.body, Options{OpenMetrics: c.om})
+		if err != nil || got != c.want {
+			t.Errorf("%q: got %q, %v; want %q", c.body, got, err, c.want)
+		}
+	}
+}
+
+// "a+1" and "a-Inf" are read as Prometheus reads them: the name ends where
+// its characters end.
+func TestSignedValueRightAfterName(t *testing.T) {
+	got, err := dump(t, "a+1\nb-Inf\n", Options{})
+	want := "1:sample \"a\" v=1(+1)\n2:sample \"b\" v=-Inf(-Inf)\n"
+	if err != nil || got != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+}
+
+// The default reading keeps a series whose label value or docstring is not
+// UTF-8, with the invalid bytes replaced: the OTLP export of the batch would
+// fail on them.
+func TestInvalidUTF8Replaced(t *testing.T) {
+	got, err := dump(t, "# HELP x a\xedb\nx{a=\"\xff\",b=\"\\\"\xc3\"} 1\n", Options{})
+	want := "1:help \"x\" quoted=false \"a\ufffdb\"\n2:sample \"x\" \"a\"=\"\ufffd\" \"b\"=\"\\\"\ufffd\" v=1(1)\n"
+	if err != nil || got != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+}
+
 // Names that a lenient reader skips are not syntax errors, but Strict
 // refuses them, and the rest of what the default reading tolerates.
 func TestParserErrors(t *testing.T) {
@@ -151,7 +194,12 @@ func TestParserErrors(t *testing.T) {
 		{body: "{a=\"b\"} 1\n", want: "sample without a metric name"},
 		{body: "{\"a\",\"b\"} 1\n", want: "metric name given twice"},
 		{body: "# TYPE x\n", want: "TYPE line for \"x\" without a type"},
-		{body: "# HELP\n", want: "HELP line without a metric name"},
+		{body: "# HELP\n"},
+		{body: "# HELP \n", want: "HELP line without a metric name"},
+		{body: "# HELP\n# EOF\n", om: true, want: "HELP line without a metric name"},
+		{body: "# any comment\n# EOF\n", om: true},
+		{body: "# any comment\n# EOF\n", om: true, strict: true, want: "comment line"},
+		{body: "#\n# EOF\n", om: true, strict: true, want: "comment line"},
 		{body: "x{a=\"\\t\"} 1\n"},
 		{body: "x{a=\"\\t\"} 1\n", om: true, want: "invalid escape sequence \\t"},
 		{body: "x 1\n", om: true, want: "line 2: missing \"# EOF\""},
@@ -174,6 +222,33 @@ func TestParserErrors(t *testing.T) {
 		{body: "# HELP z \\\n", strict: true, want: "lone backslash"},
 		{body: "# HELP 9z x\n", strict: true, want: "invalid metric name \"9z\" in HELP line"},
 		{body: "{\"my.metric\",\"l.x\"=\"v\"} 1 5\n", strict: true},
+		{body: "x 1\n\n# EOF\n", om: true},
+		{body: "x{a=\"1\",} 1\n", strict: true, want: "trailing comma"},
+		{body: "x  1\n", strict: true, want: "repeated space"},
+		{body: "x{a=\"1\", b=\"2\"} 1\n", strict: true, want: "space inside the label set"},
+		{body: "x{a=\"1 2\"} 1\n", strict: true},
+		{body: "x\t1\n", strict: true, want: "tab between tokens"},
+		{body: "x 1 \n", strict: true, want: "trailing"},
+		{body: "# TYPE x  gauge\n", strict: true, want: "repeated space"},
+		{body: "# HELP x  two leading blanks are text\n", strict: true},
+		{body: "# HELP x\tb\n", strict: true, want: "tab after the name"},
+		{body: "# HELP x\n# EOF\n", om: true, strict: true, want: "without a space and text"},
+		{body: "# UNIT x_seconds seconds\n# EOF\n", om: true, strict: true},
+		{body: "# UNIT x seconds\n# EOF\n", om: true, strict: true, want: "not the suffix"},
+		{body: "x 1 -5\n", strict: true, want: "invalid timestamp"},
+		{body: "x 1 -5\n"},
+		{body: "x 1", strict: true},
+		{body: "x+1 \n"},
+		{body: "x+1\n", strict: true, want: "missing value"},
+		{body: "x+y\n", want: "missing value"},
+		{body: "x 1\n# EOF", om: true, strict: true},
+		{body: "x{a=\"\xed\"} 1\n", strict: true, want: "invalid UTF-8"},
+		{body: "x{a=\"\\n\xed\"} 1\n", strict: true, want: "invalid UTF-8"},
+		{body: "# HELP x \xed\n", strict: true, want: "invalid UTF-8"},
+		{body: "x 1 # {a=\"\xed\"} 1\n# EOF\n", om: true, strict: true, want: "invalid UTF-8"},
+		{body: "x{a=\"é\"} 1\n", strict: true},
+		{body: " # TYPE x gauge\n", strict: true, want: "blank before '#'"},
+		{body: "x 1\n \n# EOF\n", om: true, strict: true, want: "line 2: blank line"},
 	} {
 		_, err := dump(t, c.body, Options{OpenMetrics: c.om, Strict: c.strict})
 		switch {

@@ -679,7 +679,7 @@ func TestParseErrors(t *testing.T) {
 		{"no metric name", FormatText, "{a=\"b\"} 1\n", 1, "sample without a metric name"},
 		{"metric name twice", FormatText, "x{\"y\"} 1\n", 1, "metric name given twice"},
 		{"TYPE without type", FormatText, "# TYPE x\n", 1, "without a type"},
-		{"HELP without name", FormatText, "# HELP\n", 1, "without a metric name"},
+		{"HELP without name", FormatText, "# HELP \n", 1, "without a metric name"},
 		{"OM missing EOF", FormatOpenMetrics, "x 1\n", 2, "missing \"# EOF\""},
 		{"OM truncated mid-line", FormatOpenMetrics, "# TYPE x counter\nx_total 1", 3, "missing \"# EOF\""},
 		{"OM empty body", FormatOpenMetrics, "", 1, "missing \"# EOF\""},
