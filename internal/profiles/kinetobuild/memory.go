@@ -22,11 +22,6 @@ const (
 	deviceTypeHIP  = 6
 )
 
-// maxMemoryPoints bounds the Total Allocated / Total Reserved points per
-// device: beyond it the window is cut into maxMemoryPoints buckets and each
-// bucket emits its highest point (peaks survive thinning).
-const maxMemoryPoints = 10000
-
 type memAccount struct {
 	modules []ModuleMemory
 	// series per device: indices of GPU memory events in time order.
@@ -198,17 +193,23 @@ func (b *Builder) emitMetrics(md pmetric.Metrics, acc *memAccount, off, winStart
 	}
 	slices.SortFunc(devs, func(x, y int) int { return cmp.Compare(acc.devices[x], acc.devices[y]) })
 	mems := b.mems
+	var keep []int
 	for _, di := range devs {
 		dev := acc.devices[di]
 		for _, s := range []struct {
 			dps pmetric.NumberDataPointSlice
 			get func(*memEvent) int64
 		}{{ga, func(e *memEvent) int64 { return e.totalAlloc }}, {gr, func(e *memEvent) int64 { return e.totalRes }}} {
-			pts := thin(acc.series[di], mems, s.get, winStart-off, winEnd-off)
-			st.MemoryPointsThinned += int64(len(acc.series[di]) - len(pts))
-			s.dps.EnsureCapacity(s.dps.Len() + len(pts))
-			for _, m := range pts {
-				e := &mems[m]
+			series := acc.series[di]
+			keep = signals.Thin(keep[:0], len(series), winStart-off, winEnd-off, func(i int) (int64, int64, bool) {
+				e := &mems[series[i]]
+				v := s.get(e)
+				return e.ts, v, v >= 0
+			})
+			st.MemoryPointsThinned += int64(len(series) - len(keep))
+			s.dps.EnsureCapacity(s.dps.Len() + len(keep))
+			for _, k := range keep {
+				e := &mems[series[k]]
 				dp := s.dps.AppendEmpty()
 				dp.SetTimestamp(pcommon.Timestamp(e.ts + off))
 				dp.SetIntValue(s.get(e))
@@ -218,42 +219,6 @@ func (b *Builder) emitMetrics(md pmetric.Metrics, acc *memAccount, off, winStart
 			}
 		}
 	}
-}
-
-// thin returns the events to emit: all with a known value when there are
-// at most maxMemoryPoints, else the highest of each of maxMemoryPoints
-// equal time buckets.
-func thin(series []int32, mems []memEvent, get func(*memEvent) int64, from, to int64) []int32 {
-	out := make([]int32, 0, min(len(series), maxMemoryPoints))
-	if len(series) <= maxMemoryPoints {
-		for _, m := range series {
-			if get(&mems[m]) >= 0 {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
-	width := max((to-from)/maxMemoryPoints+1, 1)
-	bucket, best := int64(-1), int32(-1)
-	for _, m := range series {
-		e := &mems[m]
-		if get(e) < 0 {
-			continue
-		}
-		bk := (e.ts - from) / width
-		if bk != bucket {
-			if best >= 0 {
-				out = append(out, best)
-			}
-			bucket, best = bk, m
-		} else if get(e) > get(&mems[best]) {
-			best = m
-		}
-	}
-	if best >= 0 {
-		out = append(out, best)
-	}
-	return out
 }
 
 func (b *Builder) emitLeaks(ld plog.Logs, t *tree, acc *memAccount, keep []bool, tid pcommon.TraceID, ids signals.SpanIDs,

@@ -414,11 +414,6 @@ type memAccount struct {
 	seriesK []seriesKey
 }
 
-// maxMemoryPoints bounds each total_allocated series, as in the Kineto
-// import: beyond it the window is cut into buckets and each bucket emits
-// its highest point, so peaks survive.
-const maxMemoryPoints = 10000
-
 // memory replays the device memory events in time order: the running
 // total per (process, device), and allocations not freed by the end per
 // (process, device, module path of the allocating call).
@@ -524,8 +519,12 @@ func (im *importer) emitMetrics(md pmetric.Metrics, acc *memAccount, winStart, w
 	}
 	dps := spec.AppendNumberMetric(ms, spec.ProfileMemoryTotalAllocated,
 		"GPU device memory allocated (cudaMalloc and friends) over an nsys capture, per process and device.")
+	var keep []int
 	for _, sk := range acc.seriesK {
-		for _, pt := range thin(acc.series[sk], rawStart, rawEnd) {
+		pts := acc.series[sk]
+		keep = signals.Thin(keep[:0], len(pts), rawStart, rawEnd, func(i int) (int64, int64, bool) { return pts[i][0], pts[i][1], true })
+		for _, k := range keep {
+			pt := pts[k]
 			dp := dps.AppendEmpty()
 			dp.SetTimestamp(pcommon.Timestamp(im.at(pt[0])))
 			dp.SetIntValue(pt[1])
@@ -535,31 +534,6 @@ func (im *importer) emitMetrics(md pmetric.Metrics, acc *memAccount, winStart, w
 			a.PutStr(spec.AttrProfileFile, im.name)
 		}
 	}
-}
-
-// thin keeps all points up to maxMemoryPoints, else the highest point of
-// each of maxMemoryPoints equal time buckets.
-func thin(pts [][2]int64, from, to int64) [][2]int64 {
-	if len(pts) <= maxMemoryPoints {
-		return pts
-	}
-	width := max((to-from)/maxMemoryPoints+1, 1)
-	out := make([][2]int64, 0, maxMemoryPoints)
-	bucket, best := int64(-1), -1
-	for i, p := range pts {
-		if bk := (p[0] - from) / width; bk != bucket {
-			if best >= 0 {
-				out = append(out, pts[best])
-			}
-			bucket, best = bk, i
-		} else if p[1] > pts[best][1] {
-			best = i
-		}
-	}
-	if best >= 0 {
-		out = append(out, pts[best])
-	}
-	return out
 }
 
 // emitLeaks writes the leak-suspect records in the Kineto import's schema

@@ -18,6 +18,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles/signals"
 )
 
 // FuzzRows fuzzes the layer above SQLite: the rows of the tables the
@@ -213,7 +215,7 @@ func checkImport(t *testing.T, im imported, opts Options) {
 	if sum.LeakSuspects > opts.LeakSuspects {
 		t.Fatalf("%d leak suspects, at most %d asked", sum.LeakSuspects, opts.LeakSuspects)
 	}
-	if n := im.res.Metrics.DataPointCount(); int64(n) > 2*sum.MemoryEvents+int64(sum.Processes+1)*(maxMemoryPoints+1)*4 {
+	if n := im.res.Metrics.DataPointCount(); int64(n) > 2*sum.MemoryEvents+int64(sum.Processes+1)*(signals.MaxMemoryPoints+1)*4 {
 		t.Fatalf("%d metric points for %d memory events", n, sum.MemoryEvents)
 	}
 	if sum.Clock == "" {
