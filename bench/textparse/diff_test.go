@@ -32,7 +32,7 @@ func corpus(t testing.TB) []body {
 	t.Helper()
 	var out []body
 	add := func(name string, data []byte) {
-		out = append(out, body{name, data, false}, body{name + " (as OpenMetrics)", toOpenMetrics(data), true})
+		out = append(out, body{name, data, false}, body{name + " (as OpenMetrics)", testutil.ToOpenMetrics(data), true})
 	}
 	for _, name := range []string{"vllm.prom", "tgi.prom"} {
 		add(name, readFile(t, testutil.SharedFixture(t, "../../../shared/fixtures/engines", name)))

@@ -38,6 +38,7 @@ import (
 
 	"github.com/llmops-otel/otelcol-llmops/bench/internal/benchutil"
 	"github.com/llmops-otel/otelcol-llmops/internal/promtext"
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 )
 
 type input struct {
@@ -66,7 +67,7 @@ func run(rounds int) error {
 	for _, n := range []int{1000, 10000, 100000} {
 		inputs = append(inputs, input{name: fmt.Sprintf("%d series", n), body: benchutil.EngineExposition(n)})
 	}
-	inputs = append(inputs, input{name: "10000 series, OpenMetrics", body: toOpenMetrics(benchutil.EngineExposition(10000)), openMetrics: true})
+	inputs = append(inputs, input{name: "10000 series, OpenMetrics", body: testutil.ToOpenMetrics(benchutil.EngineExposition(10000)), openMetrics: true})
 	root, err := benchutil.RepoRoot()
 	if err != nil {
 		return err

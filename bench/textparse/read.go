@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,28 +221,4 @@ func firstDifference(want, got []entry) string {
 		return fmt.Sprintf("textparse read %d entries, promtext %d; the first extra: %s", len(want), len(got), extra[0])
 	}
 	return ""
-}
-
-// toOpenMetrics rewrites a text exposition as OpenMetrics the way an engine
-// serving both would: counter families lose "_total" in their metadata, and
-// the body ends with "# EOF".
-func toOpenMetrics(text []byte) []byte {
-	counter := regexp.MustCompile(`(?m)^# TYPE (\S+)_total counter$`)
-	counters := map[string]bool{}
-	for _, m := range counter.FindAllStringSubmatch(string(text), -1) {
-		counters[m[1]] = true
-	}
-	meta := regexp.MustCompile(`^# (HELP|TYPE) (\S+)_total( |$)`)
-	var b strings.Builder
-	for _, line := range strings.SplitAfter(string(text), "\n") {
-		if m := meta.FindStringSubmatch(line); m != nil && counters[m[2]] {
-			line = strings.Replace(line, m[2]+"_total", m[2], 1)
-		}
-		b.WriteString(line)
-	}
-	if !strings.HasSuffix(b.String(), "\n") {
-		b.WriteString("\n")
-	}
-	b.WriteString("# EOF\n")
-	return []byte(b.String())
 }

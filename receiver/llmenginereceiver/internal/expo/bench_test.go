@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 )
 
 // gen10kSeries generates a text exposition in the style of prometheus_client
@@ -111,7 +113,7 @@ func BenchmarkConvertVLLMFixture(b *testing.B) {
 func BenchmarkConvert10kSeries(b *testing.B) { benchConvert(b, gen10kSeries(), FormatText) }
 
 func BenchmarkConvertVLLMFixtureOpenMetrics(b *testing.B) {
-	benchConvert(b, []byte(toOpenMetrics(readFixture(b, "vllm.prom"))), FormatOpenMetrics)
+	benchConvert(b, testutil.ToOpenMetrics(readFixture(b, "vllm.prom")), FormatOpenMetrics)
 }
 
 func BenchmarkParseOnlyVLLMFixture(b *testing.B) { benchParse(b, readFixture(b, "vllm.prom")) }

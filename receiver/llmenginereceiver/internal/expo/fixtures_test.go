@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 )
 
 func metricsByName(ms pmetric.MetricSlice) map[string]pmetric.Metric {
@@ -176,32 +178,9 @@ func TestFixtureVLLMCreatedFamilies(t *testing.T) {
 	}
 }
 
-// toOpenMetrics turns the prometheus_client text fixture into what the same
-// client serves as OpenMetrics: counter families lose _total in HELP/TYPE,
-// and the body ends with # EOF.
-func toOpenMetrics(body []byte) string {
-	re := regexp.MustCompile(`(?m)^# (HELP|TYPE) (\S+)_total( .*counter$| )`)
-	var b strings.Builder
-	counters := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^# TYPE (\S+)_total counter$`).FindAllStringSubmatch(string(body), -1) {
-		counters[m[1]] = true
-	}
-	for _, line := range strings.SplitAfter(string(body), "\n") {
-		if m := re.FindStringSubmatch(line); m != nil && counters[m[2]] {
-			line = strings.Replace(line, m[2]+"_total", m[2], 1)
-		}
-		b.WriteString(line)
-	}
-	if !strings.HasSuffix(b.String(), "\n") {
-		b.WriteString("\n")
-	}
-	b.WriteString("# EOF\n")
-	return b.String()
-}
-
 func TestFixtureVLLMSameNamesInBothFormats(t *testing.T) {
 	body := readFixture(t, "vllm.prom")
-	om := toOpenMetrics(body)
+	om := string(testutil.ToOpenMetrics(body))
 	if !strings.Contains(om, "# TYPE vllm:prompt_tokens counter\n") {
 		t.Fatalf("conversion to OpenMetrics did not rename the counter families")
 	}

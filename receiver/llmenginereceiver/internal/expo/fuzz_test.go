@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 )
 
 // fuzzBaseline is a good scrape converted before and after each fuzz input.
@@ -64,7 +66,7 @@ func FuzzConvert(f *testing.F) {
 	for _, name := range []string{"vllm.prom", "tgi.prom"} {
 		if b, err := os.ReadFile(fixtureDir + name); err == nil {
 			f.Add(b, false)
-			f.Add([]byte(toOpenMetrics(b)), true)
+			f.Add(testutil.ToOpenMetrics(b), true)
 		}
 	}
 	f.Fuzz(func(t *testing.T, body []byte, om bool) {
