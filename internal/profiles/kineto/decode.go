@@ -445,6 +445,8 @@ func (p *parser) event() {
 		default:
 			p.skipValue()
 		}
+		// endOfMember, inlined: it is not inlinable, and this runs once
+		// per member of every event.
 		c := p.ws("in an event")
 		p.pos++
 		if c == ',' {
@@ -593,6 +595,8 @@ func (p *parser) args() {
 				a.Other = append(a.Other, KV{Key: key, Value: p.rawText(false)})
 			}
 		}
+		// endOfMember, inlined: it is not inlinable, and this runs once
+		// per member of every event.
 		c := p.ws("in args")
 		p.pos++
 		if c == ',' {
