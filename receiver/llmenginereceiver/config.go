@@ -64,6 +64,11 @@ type Config struct {
 	MaxBodySize int64 `mapstructure:"max_body_size"`
 	// WarningInterval rate-limits the warnings about one target.
 	WarningInterval time.Duration `mapstructure:"warning_interval"`
+	// MaxSeriesPerTarget bounds the cumulative series (counters, histograms,
+	// summaries) whose start time and last value are kept per target, for
+	// start times and reset detection. Series beyond it are still emitted,
+	// without that state, and counted in llmengine_series_untracked.
+	MaxSeriesPerTarget int `mapstructure:"max_series_per_target"`
 }
 
 // targets returns the configured targets, with the inline one first.
@@ -135,6 +140,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.WarningInterval < 0 {
 		errs = append(errs, errors.New("warning_interval must not be negative"))
+	}
+	if cfg.MaxSeriesPerTarget <= 0 {
+		errs = append(errs, fmt.Errorf("max_series_per_target must be positive (default %d)", defaultMaxSeriesPerTarget))
 	}
 	if cfg.Endpoint == "" && (cfg.Engine != "" || cfg.Model != "") {
 		errs = append(errs, errors.New("engine and model at the receiver level describe the inline target and need endpoint"))

@@ -62,6 +62,9 @@ func TestFullConfig(t *testing.T) {
 	if cfg.MaxBodySize != 4<<20 {
 		t.Errorf("max_body_size %d", cfg.MaxBodySize)
 	}
+	if cfg.MaxSeriesPerTarget != 20000 {
+		t.Errorf("max_series_per_target %d", cfg.MaxSeriesPerTarget)
+	}
 }
 
 func TestInvalidConfigsNameTheField(t *testing.T) {
@@ -69,6 +72,7 @@ func TestInvalidConfigsNameTheField(t *testing.T) {
 		"bad_engine": {"targets[0].endpoint", `"ollama"`},
 		"no_targets": {"collection_interval", "targets"},
 		"duplicate":  {"already scraped"},
+		"no_series":  {"max_series_per_target must be positive"},
 	} {
 		err := confmap.Validate(loadConfig(t, name))
 		if err == nil {

@@ -20,6 +20,10 @@ const (
 	defaultTimeout            = 5 * time.Second
 	defaultMaxBodySize        = 16 << 20
 	defaultWarningInterval    = 5 * time.Minute
+	// An engine exposes a few hundred to a few thousand series; 100,000
+	// leaves room for per-LoRA-adapter labels and still bounds an
+	// exposition that explodes.
+	defaultMaxSeriesPerTarget = 100000
 )
 
 // NewFactory returns the factory of the llmengine receiver.
@@ -37,6 +41,7 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 		MaxBodySize:          defaultMaxBodySize,
 		WarningInterval:      defaultWarningInterval,
+		MaxSeriesPerTarget:   defaultMaxSeriesPerTarget,
 	}
 }
 

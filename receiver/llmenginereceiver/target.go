@@ -79,7 +79,7 @@ func newTarget(ctx context.Context, r *engineReceiver, tc TargetConfig, host com
 	}
 	t := &target{
 		r: r, cfg: tc, endpoint: tc.Endpoint, client: client,
-		conv: expo.NewConverter(expo.Options{}),
+		conv: expo.NewConverter(expo.Options{MaxSeries: r.cfg.MaxSeriesPerTarget}),
 		mb:   metadata.NewMetricsBuilder(r.cfg.MetricsBuilderConfig, r.set),
 	}
 	switch tc.Engine {
@@ -183,8 +183,20 @@ func (t *target) scrape(ctx context.Context, now time.Time, dst pmetric.MetricSl
 	if err != nil {
 		return fmt.Errorf("unparsable exposition from %s: %w", t.endpoint, err)
 	}
+	targetAttr := metric.WithAttributes(attribute.String(spec.AttrEngineTarget, t.endpoint))
+	if stats.Resets > 0 {
+		t.r.telemetry.LlmengineCounterResets.Add(ctx, int64(stats.Resets), targetAttr)
+	}
+	if stats.UntrackedSeries > 0 {
+		t.r.telemetry.LlmengineSeriesUntracked.Add(ctx, int64(stats.UntrackedSeries), targetAttr)
+		if t.r.warn.Allow(t.endpoint + "/untracked") {
+			t.r.logger().Warn("engine exposes more cumulative series than max_series_per_target: the rest are emitted without start times or reset detection; raise max_series_per_target",
+				zap.String("target", t.endpoint), zap.Int("untracked", stats.UntrackedSeries),
+				zap.Int("max_series_per_target", t.r.cfg.MaxSeriesPerTarget))
+		}
+	}
 	if skipped := stats.DuplicateSeries + stats.InvalidSeries; skipped > 0 {
-		t.r.telemetry.LlmengineSeriesSkipped.Add(ctx, int64(skipped), metric.WithAttributes(attribute.String(spec.AttrEngineTarget, t.endpoint)))
+		t.r.telemetry.LlmengineSeriesSkipped.Add(ctx, int64(skipped), targetAttr)
 		if t.r.warn.Allow(t.endpoint + "/skipped") {
 			t.r.logger().Warn("engine exposition has series that were skipped",
 				zap.String("target", t.endpoint), zap.Int("duplicate", stats.DuplicateSeries),

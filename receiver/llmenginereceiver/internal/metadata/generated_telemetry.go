@@ -23,11 +23,13 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                   metric.Meter
-	mu                      sync.Mutex
-	registrations           []metric.Registration
-	LlmengineScrapeFailures metric.Int64Counter
-	LlmengineSeriesSkipped  metric.Int64Counter
+	meter                    metric.Meter
+	mu                       sync.Mutex
+	registrations            []metric.Registration
+	LlmengineCounterResets   metric.Int64Counter
+	LlmengineScrapeFailures  metric.Int64Counter
+	LlmengineSeriesSkipped   metric.Int64Counter
+	LlmengineSeriesUntracked metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -59,6 +61,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.LlmengineCounterResets, err = builder.meter.Int64Counter(
+		"otelcol_llmengine_counter_resets",
+		metric.WithDescription("Resets of cumulative series (a counter value, histogram count or summary count went down) detected in a target's exposition. [Development]"),
+		metric.WithUnit("{reset}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.LlmengineScrapeFailures, err = builder.meter.Int64Counter(
 		"otelcol_llmengine_scrape_failures",
 		metric.WithDescription("Scrapes of a target that failed (unreachable, timeout, HTTP error, body too large, unparsable). [Development]"),
@@ -68,6 +76,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.LlmengineSeriesSkipped, err = builder.meter.Int64Counter(
 		"otelcol_llmengine_series_skipped",
 		metric.WithDescription("Series skipped because they were duplicated or invalid. [Development]"),
+		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.LlmengineSeriesUntracked, err = builder.meter.Int64Counter(
+		"otelcol_llmengine_series_untracked",
+		metric.WithDescription("Cumulative series emitted without start-time and reset tracking because the target's max_series_per_target was reached. [Development]"),
 		metric.WithUnit("{series}"),
 	)
 	errs = errors.Join(errs, err)

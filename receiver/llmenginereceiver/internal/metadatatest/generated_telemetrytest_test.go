@@ -19,12 +19,20 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.LlmengineCounterResets.Add(context.Background(), 1)
 	tb.LlmengineScrapeFailures.Add(context.Background(), 1)
 	tb.LlmengineSeriesSkipped.Add(context.Background(), 1)
+	tb.LlmengineSeriesUntracked.Add(context.Background(), 1)
+	AssertEqualLlmengineCounterResets(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualLlmengineScrapeFailures(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualLlmengineSeriesSkipped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualLlmengineSeriesUntracked(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 
