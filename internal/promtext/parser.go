@@ -5,6 +5,7 @@ package promtext
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -73,6 +74,9 @@ type Parser struct {
 	line int
 	opts Options
 	eof  bool // "# EOF" seen
+	// ascii: the body has no byte >= 0x80, so no string needs its UTF-8
+	// checked.
+	ascii bool
 
 	raw []byte // current line, without the line end
 	// esc holds the unescaped strings of the current line. Views into it
@@ -104,6 +108,23 @@ type Parser struct {
 // Reset starts reading body, keeping the buffers grown so far.
 func (p *Parser) Reset(body []byte, opts Options) {
 	p.body, p.pos, p.line, p.opts, p.eof = body, 0, 0, opts, false
+	p.ascii = isASCII(body)
+}
+
+// isASCII reports whether b has no byte >= 0x80, eight bytes at a time.
+// Engines' expositions nearly always are ASCII: one pass over the body
+// then spares checking the UTF-8 of every label value.
+func isASCII(b []byte) bool {
+	const high = 0x8080808080808080
+	var acc uint64
+	for len(b) >= 8 {
+		acc |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, ch := range b {
+		acc |= uint64(ch)
+	}
+	return acc&high == 0
 }
 
 // Line is the 1-based number of the line read last.
@@ -383,9 +404,15 @@ func isMetaKeyword(b []byte) bool {
 // OpenMetrics; any other backslash is kept as it is (Strict: a trailing one
 // is an error).
 func (p *Parser) helpText(l []byte, i int) ([]byte, error) {
-	b, _, err := p.validUTF8(l[i:], 0)
-	if err != nil || bytes.IndexByte(b, '\\') < 0 {
-		return b, err
+	b := l[i:]
+	if !p.ascii {
+		var err error
+		if b, _, err = p.validUTF8(b, 0); err != nil {
+			return nil, err
+		}
+	}
+	if bytes.IndexByte(b, '\\') < 0 {
+		return b, nil
 	}
 	lo := len(p.esc)
 	for k := 0; k < len(b); k++ {
@@ -421,15 +448,10 @@ func (p *Parser) helpText(l []byte, i int) ([]byte, error) {
 func (p *Parser) readQuoted(l []byte, i int) ([]byte, int, error) {
 	// Fast path: no escape before the closing quote (label values are short,
 	// one scan for both bytes beats two IndexByte calls).
-	// high collects the top bits of the bytes seen: only a string with a
-	// byte >= 0x80 needs its UTF-8 checked.
-	var high byte
 	j := i
 	for ; j < len(l); j++ {
-		ch := l[j]
-		high |= ch
-		if ch == '"' {
-			if high >= utf8.RuneSelf {
+		if ch := l[j]; ch == '"' {
+			if !p.ascii {
 				return p.validUTF8(l[i:j:j], j+1)
 			}
 			return l[i:j:j], j + 1, nil
@@ -441,10 +463,9 @@ func (p *Parser) readQuoted(l []byte, i int) ([]byte, int, error) {
 	p.esc = append(p.esc, l[i:j]...)
 	for ; j < len(l); j++ {
 		ch := l[j]
-		high |= ch
 		switch ch {
 		case '"':
-			if high >= utf8.RuneSelf {
+			if !p.ascii {
 				return p.validUTF8(p.esc[lo:len(p.esc):len(p.esc)], j+1)
 			}
 			return p.esc[lo:len(p.esc):len(p.esc)], j + 1, nil
