@@ -593,6 +593,11 @@ func (p *Parser) parseSample(l []byte, i int) error {
 			j++
 		}
 		p.name, i, nameEnd = l[i:j:j], j, j
+		// Blanks may stand between the name and its label set ("a {b="c"}
+		// 1"), as Prometheus reads the format.
+		if k := skipBlank(l, i); k < len(l) && l[k] == '{' {
+			i = k
+		}
 	}
 	if i < len(l) && l[i] == '{' {
 		nameEnd = 0
