@@ -405,6 +405,9 @@ func isMetaKeyword(b []byte) bool {
 // is an error).
 func (p *Parser) helpText(l []byte, i int) ([]byte, error) {
 	b := l[i:]
+	if skipBlank(b, 0) == len(b) {
+		return nil, nil // a docstring of blanks is none, as Prometheus reads it
+	}
 	if !p.ascii {
 		var err error
 		if b, _, err = p.validUTF8(b, 0); err != nil {

@@ -141,6 +141,7 @@ func TestHelpTextStartsAfterOneBlank(t *testing.T) {
 		{"# HELP x  two\n# EOF\n", true, `1:help "x" quoted=false " two"` + "\n2:eof\n"},
 		{"# HELP x\ttab \n", false, `1:help "x" quoted=false "tab "` + "\n"},
 		{"# HELP x\n", false, `1:help "x" quoted=false ""` + "\n"},
+		{"# HELP x   \n", false, `1:help "x" quoted=false ""` + "\n"},
 	} {
 		got, err := dump(t, c.body, Options{OpenMetrics: c.om})
 		if err != nil || got != c.want {
