@@ -170,7 +170,9 @@ func pct(c Change, status string, st style) string {
 }
 
 func writeDiff(w io.Writer, d *Diff, st style) {
-	fmt.Fprintf(w, "%s %s\n%s %s\n", st.dim("base:"), d.Base, st.dim("new: "), d.New)
+	// Terminal output (here and below in this file): a write to stdout or
+	// stderr that fails has nowhere to be reported, so its error is dropped.
+	_, _ = fmt.Fprintf(w, "%s %s\n%s %s\n", st.dim("base:"), d.Base, st.dim("new: "), d.New)
 	what := "GPU time"
 	if d.SortedBy == "memory" {
 		what = "allocated memory"

@@ -68,7 +68,7 @@ func export(ctx context.Context, path, endpoint string, plaintext bool, timeout 
 	if err != nil {
 		return exportResult{}, &exportError{fmt.Errorf("%s: %w", endpoint, err)}
 	}
-	defer cc.Close()
+	defer func() { _ = cc.Close() }() // the export's outcome is decided by then
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)

@@ -20,7 +20,9 @@ func TestDefaultConfigIsValid(t *testing.T) {
 
 func TestTunedConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	testutil.LoadConfig(t, metadata.Type, "tuned", cfg)
+	if err := testutil.LoadConfig(t, metadata.Type, "tuned", cfg); err != nil {
+		t.Fatal(err)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -253,7 +253,7 @@ func (e *alertExporter) post(ctx context.Context, t *target, body []byte, n int)
 		// Connection refused, timeout: retried with backoff, kept queued.
 		return fmt.Errorf("POST %s: %w", t.url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // drained below; the delivery's outcome is the status
 	// The start of the body for the error, then a bounded drain so that
 	// the connection can be reused (an endless body is cut: the
 	// connection is closed instead).

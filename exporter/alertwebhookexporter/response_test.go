@@ -25,7 +25,7 @@ import (
 // httptest cannot: any reason phrase, any header, any body bytes.
 func rawServer(t *testing.T, raw func() []byte) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func rawServer(t *testing.T, raw func() []byte) string {
 				return
 			}
 			go func() {
-				defer c.Close()
+				defer func() { _ = c.Close() }() // the test's server side, done answering
 				req, err := http.ReadRequest(bufio.NewReader(c))
 				if err != nil {
 					return
@@ -149,7 +149,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 
 func TestEndlessResponseIsNotReadUnbounded(t *testing.T) {
 	for _, code := range []int{200, 400, 503} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}

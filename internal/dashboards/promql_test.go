@@ -4,6 +4,7 @@
 package dashboards
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -323,6 +324,6 @@ func substitute(e string) string {
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
 
 func runCmd(name string, args ...string) (string, error) {
-	out, err := exec.Command(name, args...).CombinedOutput()
+	out, err := exec.CommandContext(context.Background(), name, args...).CombinedOutput()
 	return string(out), err
 }

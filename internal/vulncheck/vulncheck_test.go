@@ -113,7 +113,7 @@ func readScan(t *testing.T) []Finding {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "scan.json"))
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	found, err := ReadFindings(f, "root")
 	require.NoError(t, err)
 	return found

@@ -266,7 +266,7 @@ func (im *importer) poll(ctx context.Context) {
 				im.mu.Unlock()
 				<-im.sem
 			}()
-			defer f.Close()
+			defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 			im.importFile(ctx, path, key, w, f, st)
 		}()
 	}

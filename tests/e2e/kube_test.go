@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -43,7 +44,7 @@ const kubeRelease = "llmops"
 func kubeHelm(t *testing.T, k *harness.Kube, args ...string) string {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(helmtest.Helm(t), append(args, "--kubeconfig", k.Kubeconfig)...)
+	cmd := exec.CommandContext(context.Background(), helmtest.Helm(t), append(args, "--kubeconfig", k.Kubeconfig)...)
 	cmd.Dir = harness.RepoRoot(t)
 	cmd.Env = append(os.Environ(),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),

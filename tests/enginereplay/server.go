@@ -267,7 +267,7 @@ func (s *Server) Start(addr string) (string, error) {
 	if s.httpSrv != nil || s.closed {
 		return "", errors.New("enginereplay: server already started or closed")
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return "", err
 	}

@@ -117,7 +117,7 @@ func TestFakeNVML(t *testing.T) {
 	}
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "libnvidia-ml.so.1")
-	build := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
+	build := exec.CommandContext(t.Context(), gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
 		"-o", lib, "fakenvml.c", "-lpthread", "-lm")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("gcc failed: %v\n%s", err, out)
@@ -261,7 +261,7 @@ func checkExports(t *testing.T, lib string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	syms, err := f.DynamicSymbols()
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func FreePort(t testing.TB) int {
 	portsMu.Lock()
 	defer portsMu.Unlock()
 	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("finding a free port: %v", err)
 		}
@@ -139,7 +139,7 @@ func StartCollector(t testing.TB, opts Options) *Collector {
 	}
 
 	args := append([]string{"--config", cfgPath}, opts.Args...)
-	cmd := exec.Command(Binary(t), args...)
+	cmd := exec.CommandContext(context.Background(), Binary(t), args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Dir = dir
@@ -183,7 +183,7 @@ func waitHealthy(port int, timeout time.Duration, exited <-chan struct{}, exitEr
 	defer tick.Stop()
 	var last error
 	for {
-		resp, err := client.Get(url)
+		resp, err := httpGet(client, url)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

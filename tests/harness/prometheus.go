@@ -5,6 +5,7 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -170,7 +171,7 @@ func StartPrometheus(t testing.TB, opts PrometheusOptions) *Prometheus {
 	}
 	port := FreePort(t)
 	p.url = fmt.Sprintf("http://127.0.0.1:%d", port)
-	p.cmd = exec.Command(bin,
+	p.cmd = exec.CommandContext(context.Background(), bin,
 		"--config.file="+p.cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
@@ -253,7 +254,7 @@ func (p *Prometheus) waitReady(timeout time.Duration) error {
 	defer tick.Stop()
 	var last error
 	for {
-		resp, err := client.Get(p.url + "/-/ready")
+		resp, err := httpGet(client, p.url+"/-/ready")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -310,7 +311,12 @@ func (p *Prometheus) Stop(t testing.TB) {
 func (p *Prometheus) Reload(t testing.TB) {
 	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Post(p.url+"/-/reload", "", nil)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, p.url+"/-/reload", nil)
+	if err != nil {
+		t.Fatalf("reloading prometheus: %v", err)
+	}
+	req.Header.Set("Content-Type", "")
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("reloading prometheus: %v", err)
 	}
@@ -358,7 +364,7 @@ func (p *Prometheus) get(path string, params url.Values, out any) error {
 	if len(params) > 0 {
 		u += "?" + params.Encode()
 	}
-	resp, err := client.Get(u)
+	resp, err := httpGet(client, u)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", path, err)
 	}

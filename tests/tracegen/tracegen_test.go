@@ -249,7 +249,7 @@ func TestImportsWithTheReceiversBuilder(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "kinetoparse")
-	build := exec.Command(goBin, "build", "-o", bin, "./internal/profiles/kineto/cmd/kinetoparse")
+	build := exec.CommandContext(t.Context(), goBin, "build", "-o", bin, "./internal/profiles/kineto/cmd/kinetoparse")
 	build.Dir = harness.RepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building kinetoparse: %v\n%s", err, out)
@@ -267,7 +267,7 @@ func TestImportsWithTheReceiversBuilder(t *testing.T) {
 		file  string
 		leaks int
 	}{{leaky, 1}, {clean, 0}} {
-		out, err := exec.Command(bin, "-import", c.file).Output()
+		out, err := exec.CommandContext(t.Context(), bin, "-import", c.file).Output()
 		if err != nil {
 			var stderr []byte
 			if ee, ok := err.(*exec.ExitError); ok {

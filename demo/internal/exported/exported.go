@@ -195,7 +195,7 @@ func (r *Reader) readFile(name string, apply func([]byte) error) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w (check the demo's output directory permissions)", path, err)
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
 	off := r.offsets[name]
 	if st, err := fh.Stat(); err == nil && st.Size() < off {
 		// The file was truncated or replaced (a restarted demo): start over

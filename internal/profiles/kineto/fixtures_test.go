@@ -195,7 +195,7 @@ func readFixture(t testing.TB, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)

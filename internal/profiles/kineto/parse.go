@@ -105,7 +105,7 @@ func ParseFile(path string, opts Options, h Handler) (Metadata, error) {
 	if err != nil {
 		return Metadata{Rank: -1, WorldSize: -1}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	r, err := Open(f)
 	if err != nil {
 		return Metadata{Rank: -1, WorldSize: -1}, fmt.Errorf("%s: %w", path, err)

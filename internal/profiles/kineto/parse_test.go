@@ -553,7 +553,7 @@ func TestHandlerPanicPropagates(t *testing.T) {
 			t.Errorf("recovered %v", r)
 		}
 	}()
-	Parse(strings.NewReader(smallDoc), Options{}, HandlerFunc(func(e *Event) error { panic("boom") }))
+	_, _ = Parse(strings.NewReader(smallDoc), Options{}, HandlerFunc(func(e *Event) error { panic("boom") }))
 }
 
 type errReader struct{ err error }
@@ -573,7 +573,9 @@ func gz(t testing.TB, b []byte, streams int) []byte {
 	per := (len(b) + streams - 1) / streams
 	for i := 0; i < streams; i++ {
 		w := gzip.NewWriter(&buf)
-		w.Write(b[min(i*per, len(b)):min((i+1)*per, len(b))])
+		if _, err := w.Write(b[min(i*per, len(b)):min((i+1)*per, len(b))]); err != nil {
+			t.Fatal(err)
+		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -634,7 +636,9 @@ func TestParseFile(t *testing.T) {
 		t.Fatalf("%v, %d events", err, md.Events)
 	}
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"traceEvents": [`), 0o644)
+	if err := os.WriteFile(bad, []byte(`{"traceEvents": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err = ParseFile(bad, Options{}, HandlerFunc(func(*Event) error { return nil }))
 	var se *SyntaxError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), bad) {
@@ -684,7 +688,9 @@ func TestAllocsPerEvent(t *testing.T) {
 	sb.WriteString(`{}]}`)
 	doc := sb.String()
 	allocs := testing.AllocsPerRun(5, func() {
-		Parse(strings.NewReader(doc), Options{}, HandlerFunc(func(*Event) error { return nil }))
+		if _, err := Parse(strings.NewReader(doc), Options{}, HandlerFunc(func(*Event) error { return nil })); err != nil {
+			t.Fatal(err)
+		}
 	})
 	if allocs > 100 {
 		t.Errorf("%.0f allocations for 10,001 events", allocs)

@@ -40,9 +40,13 @@ func makeDB(t *testing.T, stmts []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
 	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
+		if _, err := db.ExecContext(t.Context(), s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
@@ -499,8 +503,12 @@ func TestReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE INDEX k ON CUPTI_ACTIVITY_KIND_KERNEL(correlationId)`); err == nil {
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if _, err := db.ExecContext(t.Context(), `CREATE INDEX k ON CUPTI_ACTIVITY_KIND_KERNEL(correlationId)`); err == nil {
 		t.Error("the export was opened writable")
 	}
 	ents, _ := os.ReadDir(filepath.Dir(path))

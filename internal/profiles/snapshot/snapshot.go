@@ -82,7 +82,7 @@ func ImportFile(path string, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	var mtime time.Time
 	if st, err := f.Stat(); err == nil {
 		mtime = st.ModTime()
@@ -106,7 +106,7 @@ func importReader(r io.Reader, name string, opts Options, mtime time.Time) (Resu
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: not a valid gzip file: %w", name, err)
 		}
-		defer zr.Close()
+		defer func() { _ = zr.Close() }() // the reads report the stream's errors
 		in = zr
 	}
 	rd := newReader(in, name, opts.MaxBytes)

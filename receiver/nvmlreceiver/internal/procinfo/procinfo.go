@@ -210,7 +210,7 @@ func readStartTime(path string) (uint64, error) {
 	if err != nil {
 		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }() // read only: a failed close loses nothing
 	var buf [statBufSize]byte
 	n := 0
 	for n < len(buf) {
