@@ -296,7 +296,7 @@ func (am *Alertmanager) FetchAlerts() ([]AMAlert, error) {
 	}
 	var alerts []AMAlert
 	if err := json.Unmarshal(body, &alerts); err != nil {
-		return nil, fmt.Errorf("GET /api/v2/alerts: %v: %s", err, body)
+		return nil, fmt.Errorf("GET /api/v2/alerts: %w: %s", err, body)
 	}
 	return alerts, nil
 }

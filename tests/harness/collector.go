@@ -195,9 +195,10 @@ func waitHealthy(port int, timeout time.Duration, exited <-chan struct{}, exitEr
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("%s exited before it was ready: %v", what, exitErr())
+			// As text: a clean exit's nil error has nothing to wrap.
+			return fmt.Errorf("%s exited before it was ready: %s", what, fmt.Sprint(exitErr()))
 		case <-deadline.C:
-			return fmt.Errorf("no healthy answer from %s within %s: %v", url, timeout, last)
+			return fmt.Errorf("no healthy answer from %s within %s: %w", url, timeout, last)
 		case <-tick.C:
 		}
 	}

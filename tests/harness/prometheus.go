@@ -266,9 +266,10 @@ func (p *Prometheus) waitReady(timeout time.Duration) error {
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("prometheus exited before it was ready: %v", p.err)
+			// As text: a clean exit's nil error has nothing to wrap.
+			return fmt.Errorf("prometheus exited before it was ready: %s", fmt.Sprint(p.err))
 		case <-deadline.C:
-			return fmt.Errorf("no ready answer from %s/-/ready within %s: %v", p.url, timeout, last)
+			return fmt.Errorf("no ready answer from %s/-/ready within %s: %w", p.url, timeout, last)
 		case <-tick.C:
 		}
 	}
@@ -380,13 +381,13 @@ func (p *Prometheus) get(path string, params url.Values, out any) error {
 		Error     string          `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return fmt.Errorf("GET %s: %s: not an API answer (%v): %.300s", path, resp.Status, err, body)
+		return fmt.Errorf("GET %s: %s: not an API answer (%w): %.300s", path, resp.Status, err, body)
 	}
 	if env.Status != "success" {
 		return &apiError{path: path, errorType: env.ErrorType, msg: env.Error}
 	}
 	if err := json.Unmarshal(env.Data, out); err != nil {
-		return fmt.Errorf("GET %s: decoding data: %v: %.300s", path, err, env.Data)
+		return fmt.Errorf("GET %s: decoding data: %w: %.300s", path, err, env.Data)
 	}
 	return nil
 }
@@ -418,13 +419,13 @@ func (p *Prometheus) QueryE(promql string) ([]PromSample, error) {
 			Value  [2]any            `json:"value"`
 		}
 		if err := json.Unmarshal(data.Result, &vec); err != nil {
-			return nil, fmt.Errorf("query %q: decoding vector: %v", promql, err)
+			return nil, fmt.Errorf("query %q: decoding vector: %w", promql, err)
 		}
 		out := make([]PromSample, 0, len(vec))
 		for _, s := range vec {
 			v, err := parse(s.Value)
 			if err != nil {
-				return nil, fmt.Errorf("query %q: %v", promql, err)
+				return nil, fmt.Errorf("query %q: %w", promql, err)
 			}
 			out = append(out, PromSample{Labels: s.Metric, Value: v})
 		}
@@ -432,11 +433,11 @@ func (p *Prometheus) QueryE(promql string) ([]PromSample, error) {
 	case "scalar":
 		var s [2]any
 		if err := json.Unmarshal(data.Result, &s); err != nil {
-			return nil, fmt.Errorf("query %q: decoding scalar: %v", promql, err)
+			return nil, fmt.Errorf("query %q: decoding scalar: %w", promql, err)
 		}
 		v, err := parse(s)
 		if err != nil {
-			return nil, fmt.Errorf("query %q: %v", promql, err)
+			return nil, fmt.Errorf("query %q: %w", promql, err)
 		}
 		return []PromSample{{Labels: map[string]string{}, Value: v}}, nil
 	default:

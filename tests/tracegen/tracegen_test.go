@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,7 +271,7 @@ func TestImportsWithTheReceiversBuilder(t *testing.T) {
 		out, err := exec.CommandContext(t.Context(), bin, "-import", c.file).Output()
 		if err != nil {
 			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 				stderr = ee.Stderr
 			}
 			t.Fatalf("kinetoparse -import %s: %v\n%s", c.file, err, stderr)

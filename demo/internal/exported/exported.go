@@ -234,7 +234,7 @@ func (r *Reader) readFile(name string, apply func([]byte) error) error {
 	}
 	r.offsets[name] = off
 	if bad > 0 {
-		return fmt.Errorf("%s: skipped %d line(s) that are not OTLP/JSON export requests (first at %v); configure the file exporter with format: json and no compression", path, bad, firstBad)
+		return fmt.Errorf("%s: skipped %d line(s) that are not OTLP/JSON export requests (first at %s); configure the file exporter with format: json and no compression", path, bad, firstBad.Error()) // as text: the skipped line's error is not this one's cause
 	}
 	return nil
 }

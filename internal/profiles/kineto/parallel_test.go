@@ -5,6 +5,7 @@ package kineto
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -190,7 +191,7 @@ func TestParallelHandlerError(t *testing.T) {
 		}
 		return nil
 	}))
-	if err != io.ErrShortBuffer || n != stopAfter {
+	if !errors.Is(err, io.ErrShortBuffer) || n != stopAfter {
 		t.Fatalf("err %v after %d events, want the handler's error after %d", err, n, stopAfter)
 	}
 }

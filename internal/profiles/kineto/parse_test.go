@@ -542,7 +542,7 @@ func TestHandlerError(t *testing.T) {
 		}
 		return nil
 	}))
-	if err != stop || n != 2 || md.Events != 2 {
+	if !errors.Is(err, stop) || n != 2 || md.Events != 2 {
 		t.Errorf("err %v, n %d, events %d", err, n, md.Events)
 	}
 }

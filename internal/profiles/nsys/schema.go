@@ -107,7 +107,7 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func probe(db *sql.DB, name string) (schema, error) {
 	rows, err := db.QueryContext(context.Background(), `SELECT name FROM sqlite_master WHERE type IN ('table','view')`)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the SQLite schema (%v): the file is damaged or not an SQLite database; re-export it with `nsys export --type sqlite`", name, err)
+		return nil, fmt.Errorf("%s: cannot read the SQLite schema (%s): the file is damaged or not an SQLite database; re-export it with `nsys export --type sqlite`", name, err.Error()) // as text: the driver's error is no cause callers tell apart
 	}
 	var tables []string
 	for rows.Next() {

@@ -75,7 +75,7 @@ func (r *reader) byte() (byte, error) {
 }
 
 func (r *reader) failure() error {
-	if r.err == nil || r.err == io.ErrUnexpectedEOF {
+	if r.err == nil || errors.Is(r.err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%s: truncated at byte %d (the pickle ends before its STOP opcode): the file is incomplete; was the process killed while writing it?", r.name, r.offset())
 	}
 	return r.err

@@ -115,7 +115,7 @@ func importReader(r io.Reader, name string, opts Options, mtime time.Time) (Resu
 	format := "pickle"
 	first, err := rd.byte()
 	if err != nil {
-		if rd.err != nil && rd.err != io.ErrUnexpectedEOF {
+		if rd.err != nil && !errors.Is(rd.err, io.ErrUnexpectedEOF) {
 			return Result{}, rd.err
 		}
 		return Result{}, fmt.Errorf("%s: empty file: not a CUDA memory snapshot", name)

@@ -233,7 +233,7 @@ func readStartTime(path string) (uint64, error) {
 func retryEINTR(f func() (int, error)) (int, error) {
 	for {
 		n, err := f()
-		if err != syscall.EINTR {
+		if !errors.Is(err, syscall.EINTR) {
 			return n, err
 		}
 	}
