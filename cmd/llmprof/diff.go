@@ -79,14 +79,14 @@ func figures(a *analysis) map[string]*moduleFigures {
 	return out
 }
 
-func change(base, new int64, status string) Change {
-	c := Change{Base: base, New: new, Delta: new - base}
+func change(base, newer int64, status string) Change {
+	c := Change{Base: base, New: newer, Delta: newer - base}
 	switch {
 	case status != "both":
 	case base != 0:
-		p := math.Round(float64(new-base)/float64(base)*1000) / 10
+		p := math.Round(float64(newer-base)/float64(base)*1000) / 10
 		c.DeltaPct = &p
-	case new == 0:
+	case newer == 0:
 		p := 0.0
 		c.DeltaPct = &p
 	}

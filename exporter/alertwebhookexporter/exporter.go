@@ -147,12 +147,12 @@ func (e *alertExporter) push(ctx context.Context, ld plog.Logs) error {
 	if skipped > 0 {
 		e.logger.Debug("skipped log records that are not incidents", zap.Int("records", skipped))
 	}
-	min := severityRank(e.cfg.MinSeverity)
+	minRank := severityRank(e.cfg.MinSeverity)
 	var send []incident
 	for _, in := range all {
 		// Resolutions always go out: the firing record may have passed
 		// the filter at a lower threshold or before a config change.
-		if in.State == spec.StateResolved || severityRank(in.Severity) >= min {
+		if in.State == spec.StateResolved || severityRank(in.Severity) >= minRank {
 			send = append(send, in)
 		}
 	}

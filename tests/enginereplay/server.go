@@ -378,7 +378,8 @@ func (s *Server) decide(r *http.Request) reply {
 
 func (s *Server) decideMetrics(r *http.Request) reply {
 	t := s.ScenarioTime()
-	f, ok := Fault{}, false
+	var f Fault
+	var ok bool
 	if p := s.fault.Load(); p != nil {
 		f, ok = *p, true
 	} else {

@@ -301,7 +301,7 @@ func TestMethodsAndHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close() // only the headers are checked
-	if resp.StatusCode != 200 || resp.ContentLength != int64(len(render(t, s, 0, FormatText))) {
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(render(t, s, 0, FormatText))) {
 		t.Errorf("HEAD: %d, length %d", resp.StatusCode, resp.ContentLength)
 	}
 	req, err = http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/metrics", strings.NewReader("x"))

@@ -744,12 +744,12 @@ func childBehaviour(t *testing.T, lib nvml.Interface) {
 
 	// Time-dependent values, checked against bounds on the scenario clock.
 	var util nvml.Utilization
-	lo, hi := clk.window(func() { util, ret = h[0].GetUtilizationRates() })
+	clk.window(func() { util, ret = h[0].GetUtilizationRates() })
 	must(t, "GetUtilizationRates", ret)
 	within(t, "GPU utilization", float64(util.Gpu), 25, 45)
 	eq(t, "memory utilization", util.Memory, 20)
 	var temp uint32
-	lo, hi = clk.window(func() { temp, ret = h[0].GetTemperature(nvml.TEMPERATURE_GPU) })
+	lo, hi := clk.window(func() { temp, ret = h[0].GetTemperature(nvml.TEMPERATURE_GPU) })
 	must(t, "GetTemperature", ret)
 	within(t, "temperature", float64(temp), math.Floor(54+0.5*lo), math.Ceil(54+0.5*hi))
 	tv, ret := h[0].GetTemperatureV().V1()

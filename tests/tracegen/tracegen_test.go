@@ -157,11 +157,12 @@ func TestTraceStructure(t *testing.T) {
 				continue
 			}
 			addr, b := e.num("Addr"), e.num("Bytes")
-			if b > 0 {
+			switch {
+			case b > 0:
 				live[addr] = b
-			} else if live[addr] != -b {
+			case live[addr] != -b:
 				t.Errorf("free of %d bytes at %x, which holds %d", -b, addr, live[addr])
-			} else {
+			default:
 				delete(live, addr)
 			}
 		}

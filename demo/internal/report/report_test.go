@@ -197,8 +197,8 @@ func TestReportContent(t *testing.T) {
 	if got := strings.Count(page, `<article class="card`); got != 4 {
 		t.Fatalf("%d cards, want 4", got)
 	}
-	card := page[strings.Index(page, `id="incident-leak1"`):]
-	card = card[:strings.Index(card, "</article>")]
+	card := from(t, page, `id="incident-leak1"`)
+	card = upTo(t, card, "</article>")
 	for _, want := range []string{
 		`<span class="badge critical">critical</span>`, `<span class="kind">gpu_memory_leak</span>`, "subject of leak1",
 		"2025-03-01 12:03:20 UTC", "still firing", "<dt>notifications</dt><dd>2</dd>",
@@ -215,8 +215,8 @@ func TestReportContent(t *testing.T) {
 	if strings.Count(card, `<ul class="stack">`) != 4 || strings.Count(card, "</li></ul>") != 4 {
 		t.Error("layer stack is not 4 nested levels")
 	}
-	kv := page[strings.Index(page, `<article class="card resolved" id="incident-kv1"`):]
-	kv = kv[:strings.Index(kv, "</article>")]
+	kv := from(t, page, `<article class="card resolved" id="incident-kv1"`)
+	kv = upTo(t, kv, "</article>")
 	for _, want := range []string{"2025-03-01 12:07:00 UTC (after 2m0s)", "kv_cache_saturation body for kv1", "12.5 ms"} {
 		if !strings.Contains(kv, want) {
 			t.Errorf("kv card lacks %q", want)
@@ -233,7 +233,7 @@ func TestReportContent(t *testing.T) {
 		t.Errorf("%d scripts, want only the measuring one", strings.Count(page, "<script>"))
 	}
 	// Leak suspects.
-	ls := page[strings.Index(page, `id="leak-suspects"`):]
+	ls := from(t, page, `id="leak-suspects"`)
 	if !strings.Contains(ls, "1.76 GiB") || !strings.Contains(ls, "LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12") {
 		t.Error("leak suspect row incomplete")
 	}
@@ -296,4 +296,24 @@ func TestFormat(t *testing.T) {
 	if got := fmtTick(25000, 5000); got != "25,000" {
 		t.Errorf("tick %q", got)
 	}
+}
+
+// from returns s from the first sub on; the test fails when s has none.
+func from(t *testing.T, s, sub string) string {
+	t.Helper()
+	i := strings.Index(s, sub)
+	if i < 0 {
+		t.Fatalf("no %q in the report", sub)
+	}
+	return s[i:]
+}
+
+// upTo returns s up to the first sub; the test fails when s has none.
+func upTo(t *testing.T, s, sub string) string {
+	t.Helper()
+	i := strings.Index(s, sub)
+	if i < 0 {
+		t.Fatalf("no %q in the report", sub)
+	}
+	return s[:i]
 }

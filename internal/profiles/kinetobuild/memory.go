@@ -91,7 +91,6 @@ func (t *tree) memory(st *Stats) *memAccount {
 	for i := range keys {
 		order[i] = int32(keys[i].d)
 	}
-	keys = nil
 	acc.order = order
 
 	groups := make(map[groupKey]int32)

@@ -528,8 +528,8 @@ func TestParseRequest(t *testing.T) {
 		"aten::mm, seq = 12, op_id = 3, sizes = [[4, 8]]": "",
 	} {
 		l, ok := parseRequest(text)
-		if got := ""; ok {
-			got = l.trace.String()
+		if ok {
+			got := l.trace.String()
 			if got != want {
 				t.Errorf("%q: %s, want %s", text, got, want)
 			}
@@ -564,10 +564,10 @@ func TestClock(t *testing.T) {
 		t.Errorf("clock %q, want %q", c, want)
 	}
 
-	replace := func(stmts []string, old, new string) []string {
+	replace := func(stmts []string, old, repl string) []string {
 		out := slices.Clone(stmts)
 		for i, s := range out {
-			out[i] = strings.ReplaceAll(s, old, new)
+			out[i] = strings.ReplaceAll(s, old, repl)
 		}
 		return out
 	}

@@ -121,15 +121,14 @@ func (r *Reader) Lookup(pid uint32) (Info, error) {
 	// hands while its files were read, the start time no longer matches and
 	// the mixed reading is not remembered either.
 	if statErr == nil && complete {
-		if again, err := readStartTime(statPath); err != nil || again != start {
-			return info, nil
+		if again, err := readStartTime(statPath); err == nil && again == start {
+			r.mu.Lock()
+			if len(r.cache) >= r.maxEntries {
+				clear(r.cache)
+			}
+			r.cache[pid] = cacheEntry{startTime: start, dir: dir, statPath: statPath, info: info}
+			r.mu.Unlock()
 		}
-		r.mu.Lock()
-		if len(r.cache) >= r.maxEntries {
-			clear(r.cache)
-		}
-		r.cache[pid] = cacheEntry{startTime: start, dir: dir, statPath: statPath, info: info}
-		r.mu.Unlock()
 	}
 	return info, nil
 }
@@ -157,19 +156,21 @@ func (r *Reader) pidDir(pid uint32) string {
 func readInfo(dir string) (info Info, complete bool, err error) {
 	complete = true
 	comm, err := os.ReadFile(dir + "/comm")
-	if err == nil {
+	switch {
+	case err == nil:
 		info.ExecutableName = strings.TrimSuffix(string(comm), "\n")
-	} else if processGone(err, dir) {
+	case processGone(err, dir):
 		return Info{}, false, err
-	} else {
+	default:
 		complete = false
 	}
 	cgroup, err := os.ReadFile(dir + "/cgroup")
-	if err == nil {
+	switch {
+	case err == nil:
 		info.ContainerID, info.PodUID = parseCgroup(string(cgroup))
-	} else if processGone(err, dir) {
+	case processGone(err, dir):
 		return Info{}, false, err
-	} else {
+	default:
 		complete = false
 	}
 	return info, complete, nil
