@@ -6,7 +6,6 @@ package nvmlreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/n
 import (
 	"context"
 	"fmt"
-	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -20,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/ratelimit"
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/metadata"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/podresources"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/procinfo"

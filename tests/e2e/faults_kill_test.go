@@ -250,7 +250,7 @@ func TestFaultAgentKilled(t *testing.T) {
 	ackedBeforeKill := append([]int64(nil), sender.accepted...)
 	sender.mu.Unlock()
 	killedAt := time.Now()
-	agent = a.start(t)
+	a.start(t) // the harness stops the restarted agent at cleanup
 	restarted := time.Since(killedAt)
 	backend.Start()
 	harness.Eventually(t, 60*time.Second, func() (bool, string) {

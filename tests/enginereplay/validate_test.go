@@ -285,11 +285,10 @@ func checkSemantics(f *vFamily, om bool) []string {
 		}
 	case "histogram":
 		type hs struct {
-			les           []float64
-			counts        []float64
-			count         *float64
-			hasSum        bool
-			lastBucketIdx int
+			les    []float64
+			counts []float64
+			count  *float64
+			hasSum bool
 		}
 		series := map[string]*hs{}
 		var order []string

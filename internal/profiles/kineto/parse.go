@@ -195,7 +195,6 @@ type parser struct {
 	read  int64 // bytes read from r
 	limit int64
 	eof   bool
-	rerr  error // read error other than io.EOF
 
 	// mark, when >= 0, is a position in buf whose bytes fill keeps (it is
 	// moved along on compaction). markCap bounds what is kept: past it the

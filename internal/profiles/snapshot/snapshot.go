@@ -121,11 +121,11 @@ func importReader(r io.Reader, name string, opts Options, mtime time.Time) (Resu
 		return Result{}, fmt.Errorf("%s: empty file: not a CUDA memory snapshot", name)
 	}
 	rd.pos--
-	switch {
-	case first == '{' || first == '[' || first == ' ' || first == '\n' || first == '\r' || first == '\t' || first == 0xef:
+	switch first {
+	case '{', '[', ' ', '\n', '\r', '\t', 0xef:
 		format = "json"
 		top, err = decodeJSON(rd, s)
-	case first == 0x80:
+	case 0x80:
 		d := &decoder{r: rd, s: s}
 		top, err = d.run()
 	default:
