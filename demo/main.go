@@ -132,7 +132,7 @@ func run(o options) error {
 	started := time.Now()
 
 	view := newView(os.Stdout, o.plain)
-	view.banner(started, o.duration, dir)
+	view.banner(o.duration, dir)
 	reader := exported.NewReader(filepath.Join(dir, "out"))
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

@@ -38,7 +38,7 @@ func newView(w io.Writer, plain bool) *view {
 	return &view{w: w, tty: tty, seen: map[string]bool{}}
 }
 
-func (v *view) banner(start time.Time, d time.Duration, dir string) {
+func (v *view) banner(d time.Duration, dir string) {
 	how := "until Ctrl-C"
 	if d > 0 {
 		how = "for " + d.String()

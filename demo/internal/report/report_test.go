@@ -64,9 +64,9 @@ func synthetic() *exported.Data {
 			Waiting:   series(n, func(int) float64 { return 2 }),
 		}
 	}
-	inc := func(sec int, id, kind, state, sev string) exported.Incident {
+	inc := func(sec int, id, kind, sev string) exported.Incident {
 		return exported.Incident{
-			Time: at(sec), ID: id, Kind: kind, State: state, Severity: sev, Quadrant: "saturation",
+			Time: at(sec), ID: id, Kind: kind, State: "firing", Severity: sev, Quadrant: "saturation",
 			Body:    kind + " body for " + id,
 			Action:  "do something about " + id,
 			Subject: "subject of " + id,
@@ -74,7 +74,7 @@ func synthetic() *exported.Data {
 			Start: at(sec - 5), Score: 0.9,
 		}
 	}
-	leak := inc(200, "leak1", "gpu_memory_leak", "firing", "warning")
+	leak := inc(200, "leak1", "gpu_memory_leak", "warning")
 	leak.Body = `GPU memory grows <script>alert("x")</script> & more`
 	leak.TraceID, leak.SpanID = "0102030405060708090a0b0c0d0e0f10", "0a0b0c0d0e0f0001"
 	leak.Layer = "LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12/LlamaAttention_12"
@@ -92,14 +92,14 @@ func synthetic() *exported.Data {
 	leak.Drilldown = "profile /profiles/trace.json"
 	leakCrit := leak
 	leakCrit.Time, leakCrit.Severity = at(260), "critical"
-	kv := inc(300, "kv1", "kv_cache_saturation", "firing", "warning")
+	kv := inc(300, "kv1", "kv_cache_saturation", "warning")
 	kv.PID, kv.HwID, kv.Engine, kv.Model, kv.Target = 0, "", "vllm", "llama-3-8b", "http://127.0.0.1:8000/metrics"
 	kv.LayerStack = []exported.Layer{{Path: "LlamaForCausalLM", TimeNs: 12_500_000}}
 	kvRes := kv
 	kvRes.Time, kvRes.State, kvRes.Body = at(420), "resolved", "resolved after 2m: kv"
-	lat := inc(350, "lat1", "latency_spike", "firing", "critical")
+	lat := inc(350, "lat1", "latency_spike", "critical")
 	lat.PID = 0
-	tput := inc(500, "tp1", "throughput_drop", "firing", "warning")
+	tput := inc(500, "tp1", "throughput_drop", "warning")
 	d.Incidents = []exported.Incident{leak, leakCrit, kv, lat, kvRes, tput}
 	d.LeakSuspects = []exported.Incident{{
 		Time: at(100), Kind: exported.KindLeakSuspect, Layer: "LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12",

@@ -29,10 +29,10 @@ type rec struct {
 	Args           Args
 }
 
-func collect(t testing.TB, doc string, opts Options) ([]rec, Metadata, error) {
+func collect(t testing.TB, doc string) ([]rec, Metadata, error) {
 	t.Helper()
 	var out []rec
-	md, err := Parse(strings.NewReader(doc), opts, HandlerFunc(func(e *Event) error {
+	md, err := Parse(strings.NewReader(doc), Options{}, HandlerFunc(func(e *Event) error {
 		r := rec{e.Phase, e.Cat, e.Name, e.Pid, e.Tid, e.PidStr, e.TidStr, e.TsNs, e.DurNs, e.HasTs, e.HasDur, e.ID, e.BindPoint, e.Args}
 		r.Args.Other = append([]KV(nil), e.Args.Other...)
 		if len(r.Args.Other) == 0 {
@@ -46,7 +46,7 @@ func collect(t testing.TB, doc string, opts Options) ([]rec, Metadata, error) {
 
 func mustParse(t *testing.T, doc string) ([]rec, Metadata) {
 	t.Helper()
-	evs, md, err := collect(t, doc, Options{})
+	evs, md, err := collect(t, doc)
 	if err != nil {
 		t.Fatalf("Parse: %v\ndoc: %s", err, doc)
 	}
@@ -386,7 +386,7 @@ func TestSyntaxErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.doc, func(t *testing.T) {
-			_, _, err := collect(t, tt.doc, Options{})
+			_, _, err := collect(t, tt.doc)
 			var se *SyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v, want a SyntaxError", err)
@@ -403,11 +403,11 @@ func TestSyntaxErrors(t *testing.T) {
 
 func TestDeepNesting(t *testing.T) {
 	doc := `{"x": ` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `, "traceEvents": []}`
-	if _, _, err := collect(t, doc, Options{}); err == nil || !strings.Contains(err.Error(), "nesting too deep") {
+	if _, _, err := collect(t, doc); err == nil || !strings.Contains(err.Error(), "nesting too deep") {
 		t.Errorf("err = %v", err)
 	}
 	doc = `{"x": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `, "traceEvents": []}`
-	if _, _, err := collect(t, doc, Options{}); err != nil {
+	if _, _, err := collect(t, doc); err != nil {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -443,13 +443,13 @@ const smallDoc = `{
 // Every strict prefix of a document fails (with a SyntaxError), never
 // panics, and never reports success; the full document succeeds.
 func TestTruncationAtEveryOffset(t *testing.T) {
-	full, fullMD, err := collect(t, smallDoc, Options{})
+	full, fullMD, err := collect(t, smallDoc)
 	if err != nil || len(full) != 4 || fullMD.Events != 4 {
 		t.Fatalf("full document: %v, %d events", err, len(full))
 	}
 	complete := len(strings.TrimRight(smallDoc, " \n"))
 	for n := range len(smallDoc) {
-		evs, md, err := collect(t, smallDoc[:n], Options{})
+		evs, md, err := collect(t, smallDoc[:n])
 		if n >= complete {
 			if err != nil || len(evs) != 4 {
 				t.Errorf("prefix %d (complete): %v", n, err)
@@ -478,7 +478,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 // Reading one byte at a time (and with data and EOF together) gives the
 // same result as reading all at once: buffer refills at every position.
 func TestReaderShapes(t *testing.T) {
-	want, wantMD, err := collect(t, smallDoc, Options{})
+	want, wantMD, err := collect(t, smallDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +525,7 @@ func TestLongTokens(t *testing.T) {
 	}
 	// A number longer than the token bound is an error, not a buffer
 	// growing without end.
-	_, _, err := collect(t, `{"traceEvents": [{"ts": 1`+strings.Repeat("0", 2<<20)+`}]}`, Options{})
+	_, _, err := collect(t, `{"traceEvents": [{"ts": 1`+strings.Repeat("0", 2<<20)+`}]}`)
 	var se *SyntaxError
 	if !errors.As(err, &se) || !strings.Contains(se.Msg, "too long") {
 		t.Errorf("err = %v", err)

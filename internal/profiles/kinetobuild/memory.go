@@ -256,7 +256,7 @@ func thin(series []int32, mems []memEvent, get func(*memEvent) int64, from, to i
 }
 
 func (b *Builder) emitLeaks(ld plog.Logs, t *tree, acc *memAccount, keep []bool, tid pcommon.TraceID, ids signals.SpanIDs,
-	winStart, winEnd int64, file string, st *Stats) {
+	winEnd int64, file string, st *Stats) {
 	sl := signals.NewScopeLogs(ld)
 	if b.opts.LeakSuspects < 0 {
 		return
