@@ -59,7 +59,7 @@ func (l *sinkLogs) Export(_ context.Context, req plogotlp.ExportRequest) (plogot
 }
 
 func startSink() (*sink, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

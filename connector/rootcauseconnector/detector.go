@@ -148,7 +148,7 @@ func heldSince(pts []stats.Point, thr float64) int64 {
 }
 
 // tokenRate is the output-token rate over throughput.window.
-func (d *diagnoser) tokenRate(s *subject, now int64) (float64, bool) {
+func (d *diagnoser) tokenRate(s *subject) (float64, bool) {
 	return counterRate(s.engine.outTokens, d.cfg.Throughput.Window)
 }
 

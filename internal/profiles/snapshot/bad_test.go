@@ -68,7 +68,7 @@ func TestHostilePickleMemory(t *testing.T) {
 		})
 		t.Logf("marked=%v: %d-byte file, %d bytes allocated (%.1f× the file): %v", marked, len(data), got, float64(got)/float64(len(data)), err)
 		require.Error(t, err)
-		assert.ErrorIs(t, err, ErrMemoryBudget, "%v", err)
+		require.ErrorIs(t, err, ErrMemoryBudget, "%v", err)
 		assert.Contains(t, err.Error(), "lists.pickle: byte ")
 		assert.Contains(t, err.Error(), "MiB limit")
 		assert.Less(t, got, uint64(4*len(data)), "allocated %d bytes for a %d-byte file", got, len(data))
