@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
+
 	// The otlp exporter compresses with gzip by default.
 	_ "google.golang.org/grpc/encoding/gzip"
 )
