@@ -132,7 +132,7 @@ func run(o options) error {
 	started := time.Now()
 
 	view := newView(os.Stdout, o.plain)
-	view.banner(started, o.duration, dir)
+	view.banner(o.duration, dir)
 	reader := exported.NewReader(filepath.Join(dir, "out"))
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -214,16 +214,18 @@ func (g *group) start(name, logPath string, env []string, bin string, args ...st
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		logf.Close()
+		_ = logf.Close() // nothing was written to it
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(p.exited) }()
+	// The child wrote the log through its own descriptor: closing ours
+	// loses nothing.
+	go func() { _ = cmd.Wait(); _ = logf.Close(); close(p.exited) }()
 	g.mu.Lock()
 	g.procs = append(g.procs, p)
 	g.mu.Unlock()
@@ -237,7 +239,7 @@ func (g *group) startReplay(bin, engine, scenario, speed, logPath string) (strin
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(bin, "-engine", engine, "-scenario", scenario, "-speed", speed, "-listen", "127.0.0.1:0")
+	cmd := exec.CommandContext(context.Background(), bin, "-engine", engine, "-scenario", scenario, "-speed", speed, "-listen", "127.0.0.1:0")
 	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -259,7 +261,9 @@ func (g *group) startReplay(bin, engine, scenario, speed, logPath string) (strin
 		}
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	go func() { _ = cmd.Wait(); logf.Close(); close(p.exited) }()
+	// The child wrote the log through its own descriptor: closing ours
+	// loses nothing.
+	go func() { _ = cmd.Wait(); _ = logf.Close(); close(p.exited) }()
 	g.mu.Lock()
 	g.procs = append(g.procs, p)
 	g.mu.Unlock()
@@ -299,12 +303,12 @@ func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
-			l.Close()
+			_ = l.Close() // only its port number was wanted
 		}
 	}()
 	var ports []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
@@ -324,9 +328,13 @@ func waitHealthy(ctx context.Context, url string, p *proc, timeout time.Duration
 			return errors.New("it exited")
 		default:
 		}
-		resp, err := http.Get(url)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close() // only the status matters
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}

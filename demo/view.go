@@ -38,12 +38,14 @@ func newView(w io.Writer, plain bool) *view {
 	return &view{w: w, tty: tty, seen: map[string]bool{}}
 }
 
-func (v *view) banner(start time.Time, d time.Duration, dir string) {
+func (v *view) banner(d time.Duration, dir string) {
 	how := "until Ctrl-C"
 	if d > 0 {
 		how = "for " + d.String()
 	}
-	fmt.Fprintf(v.w, "otelcol-llmops demo: a simulated 4-GPU node, %s. Files: %s\n", how, dir)
+	// Terminal output (here and below in this file): a write to stdout or
+	// stderr that fails has nowhere to be reported, so its error is dropped.
+	_, _ = fmt.Fprintf(v.w, "otelcol-llmops demo: a simulated 4-GPU node, %s. Files: %s\n", how, dir)
 }
 
 func (v *view) note(s string) {
@@ -52,7 +54,7 @@ func (v *view) note(s string) {
 		v.notes = v.notes[1:]
 	}
 	if !v.tty {
-		fmt.Fprintln(v.w, "  · "+s)
+		_, _ = fmt.Fprintln(v.w, "  · "+s)
 	}
 }
 
@@ -141,7 +143,7 @@ func (v *view) screen(elapsed time.Duration, d *exported.Data) {
 		b.WriteString("\n· " + short(n, width-2))
 	}
 	b.WriteString("\n")
-	fmt.Fprint(v.w, b.String())
+	_, _ = fmt.Fprint(v.w, b.String())
 }
 
 func (v *view) gpuLines(d *exported.Data) string {
@@ -242,7 +244,7 @@ func (v *view) plain(elapsed time.Duration, d *exported.Data) {
 		}
 		v.seen[key] = true
 		for _, l := range incidentLines(in) {
-			fmt.Fprintln(v.w, l)
+			_, _ = fmt.Fprintln(v.w, l)
 		}
 	}
 	if elapsed-v.lastPlain >= 10*time.Second {
@@ -257,7 +259,7 @@ func (v *view) plain(elapsed time.Duration, d *exported.Data) {
 			kv, _ := last(d.Engines[t].KV)
 			parts = append(parts, fmt.Sprintf("%s KV %.0f%%", d.Engines[t].Name, 100*kv))
 		}
-		fmt.Fprintf(v.w, "+%s %s\n", elapsed.Round(time.Second), strings.Join(parts, " | "))
+		_, _ = fmt.Fprintf(v.w, "+%s %s\n", elapsed.Round(time.Second), strings.Join(parts, " | "))
 	}
 }
 
@@ -274,6 +276,6 @@ func (v *view) summary(d *exported.Data, reportPath string) {
 	for _, k := range sortedKeys(kinds) {
 		parts = append(parts, fmt.Sprintf("%s×%d", k, kinds[k]))
 	}
-	fmt.Fprintf(v.w, "\n%d incidents (%s), %d leak suspects from the profile, %d spans.\nReport: %s\n",
+	_, _ = fmt.Fprintf(v.w, "\n%d incidents (%s), %d leak suspects from the profile, %d spans.\nReport: %s\n",
 		len(ids), strings.Join(parts, ", "), len(d.LeakSuspects), d.Spans, reportPath)
 }

@@ -77,12 +77,12 @@ func run(duration, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // a leftover scratch directory is harmless
 	replay := filepath.Join(tmp, "enginereplay")
-	build := exec.Command("go", "build", "-o", replay, "./tests/enginereplay/cmd/enginereplay")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", replay, "./tests/enginereplay/cmd/enginereplay")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the replay server: %v\n%s", err, out)
+		return fmt.Errorf("building the replay server: %w\n%s", err, out)
 	}
 	big := filepath.Join(tmp, "10k.prom")
 	if err := os.WriteFile(big, benchutil.EngineExposition(10000), 0o644); err != nil {
@@ -205,7 +205,7 @@ func measure(label string, fr factoryRun, window time.Duration) (result, error) 
 		if err != nil {
 			return result{}, err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return result{}, err
 		}
@@ -234,7 +234,7 @@ func cpuTime() time.Duration {
 }
 
 func startReplay(bin, fixture string) (string, func(), error) {
-	cmd := exec.Command(bin, "-engine", "vllm", "-fixture", fixture, "-listen", "127.0.0.1:0")
+	cmd := exec.CommandContext(context.Background(), bin, "-engine", "vllm", "-fixture", fixture, "-listen", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

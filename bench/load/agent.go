@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -31,11 +32,11 @@ type agentPorts struct {
 }
 
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only its port number was wanted
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -102,7 +103,7 @@ func startAgent(bin, shipped, dir, name, overlayYAML string, ports agentPorts, e
 	if err := os.MkdirAll(profiles, 0o700); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--config", shipped, "--config", ovPath)
+	cmd := exec.CommandContext(context.Background(), bin, "--config", shipped, "--config", ovPath)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(),
@@ -143,7 +144,7 @@ func (a *agent) waitHealthy(timeout time.Duration) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := client.Get(url)
+		resp, err := httpGet(client, url)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -151,11 +152,11 @@ func (a *agent) waitHealthy(timeout time.Duration) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no healthy answer from %s within %s: %v", url, timeout, err)
+			return fmt.Errorf("no healthy answer from %s within %s: %w", url, timeout, err)
 		}
 		select {
 		case <-a.exited:
-			return fmt.Errorf("exited before it was ready: %v", a.err)
+			return fmt.Errorf("exited before it was ready: %s", fmt.Sprint(a.err)) // as text: a clean exit's nil error has nothing to wrap
 		case <-tick.C:
 		}
 	}
@@ -192,15 +193,6 @@ func (a *agent) kill() {
 	}
 	_ = syscall.Kill(-a.pid(), syscall.SIGKILL)
 	<-a.exited
-}
-
-func (a *agent) alive() bool {
-	select {
-	case <-a.exited:
-		return false
-	default:
-		return true
-	}
 }
 
 func (a *agent) logTail() string {

@@ -69,7 +69,7 @@ func run(o options) (err error) {
 	}
 	for _, f := range []struct{ path, make string }{{o.bin, "build"}, {o.fakenvml, "fakenvml"}} {
 		if _, err := os.Stat(f.path); err != nil {
-			return fmt.Errorf("%v: run `make %s` in the repository root first, or pass the path", err, f.make)
+			return fmt.Errorf("%w: run `make %s` in the repository root first, or pass the path", err, f.make)
 		}
 	}
 	if o.duration <= 0 || o.batch <= 0 {
@@ -199,7 +199,7 @@ func run(o options) (err error) {
 		fmt.Printf("note: stopping the load agent: %v\n", err)
 	}
 
-	met := report(o, idle, load, drain, tr, sk, limiterLogs, benchCPU, total)
+	met := report(o, idle, load, drain, tr, limiterLogs, benchCPU, total)
 	if heapErr != nil {
 		fmt.Printf("heap profile: %v\n", heapErr)
 	} else if !met || o.top {
@@ -231,7 +231,7 @@ func sampleFor(ctx context.Context, a *agent, sk *sink, tr *traffic, d, warmup t
 		case <-ctx.Done():
 			return out, errors.New("interrupted")
 		case <-a.exited:
-			return out, fmt.Errorf("the agent exited during the run: %v\n%s", a.err, a.logTail())
+			return out, fmt.Errorf("the agent exited during the run: %s\n%s", fmt.Sprint(a.err), a.logTail()) // as text: a clean exit's nil error has nothing to wrap
 		case <-tick.C:
 		}
 	}
@@ -282,11 +282,11 @@ func drainSpans(ctx context.Context, a *agent, sk *sink, timeout time.Duration) 
 }
 
 func fetch(url, path string) error {
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
+	resp, err := httpGet(&http.Client{Timeout: 30 * time.Second}, url)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read only: a failed close loses nothing
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s answered %s", url, resp.Status)
 	}
@@ -303,7 +303,7 @@ func fetch(url, path string) error {
 
 // printTop prints the heap profile's in-use top 10 (go tool pprof -top).
 func printTop(path string) {
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-inuse_space", "-nodecount=10", path).CombinedOutput()
+	out, err := exec.CommandContext(context.Background(), "go", "tool", "pprof", "-top", "-inuse_space", "-nodecount=10", path).CombinedOutput()
 	if err != nil {
 		fmt.Printf("go tool pprof: %v\n%s", err, out)
 		return

@@ -77,7 +77,7 @@ func verdict(ok bool) string {
 }
 
 // report prints the results and returns whether every target is met.
-func report(o options, idle, load []sample, drain sample, tr *traffic, sk *sink, limiterLogs int, benchCPU time.Duration, series int) bool {
+func report(o options, idle, load []sample, drain sample, tr *traffic, limiterLogs int, benchCPU time.Duration, series int) bool {
 	fmt.Println()
 	if len(idle) > 0 {
 		// The first seconds are start-up; the footprint is what it settles at.

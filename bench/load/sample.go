@@ -90,11 +90,11 @@ func readCPU(pid int) (time.Duration, error) {
 type telemetry map[string]float64
 
 func scrapeTelemetry(client *http.Client, url string) (telemetry, error) {
-	resp, err := client.Get(url)
+	resp, err := httpGet(client, url)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read only: a failed close loses nothing
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s answered %s", url, resp.Status)
 	}

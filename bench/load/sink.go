@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
+
 	// The otlp exporter compresses with gzip by default.
 	_ "google.golang.org/grpc/encoding/gzip"
 )
@@ -59,7 +60,7 @@ func (l *sinkLogs) Export(_ context.Context, req plogotlp.ExportRequest) (plogot
 }
 
 func startSink() (*sink, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -90,10 +91,10 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 		return fmt.Errorf("python3 is needed for the baseline: %w", err)
 	}
 	parser := filepath.Join(dir, "kinetoparse")
-	build := exec.Command("go", "build", "-o", parser, "./internal/profiles/kineto/cmd/kinetoparse")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", parser, "./internal/profiles/kineto/cmd/kinetoparse")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building kinetoparse: %v\n%s", err, out)
+		return fmt.Errorf("building kinetoparse: %w\n%s", err, out)
 	}
 
 	var files []string
@@ -225,7 +226,7 @@ func gunzipOnce(gz, out string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only: a failed close loses nothing
 	zr, err := gzip.NewReader(in)
 	if err != nil {
 		return err
@@ -253,7 +254,7 @@ func writeAtomically(path string, write func(w io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // the write's error is the one to report
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -66,19 +67,19 @@ func run(sizeMB, runs int, dir string) error {
 		return err
 	}
 	importer := filepath.Join(dir, "snapshotimport")
-	build := exec.Command("go", "build", "-o", importer, "./"+pkg+"/cmd/snapshotimport")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", importer, "./"+pkg+"/cmd/snapshotimport")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building snapshotimport: %v\n%s", err, out)
+		return fmt.Errorf("building snapshotimport: %w\n%s", err, out)
 	}
 	file := filepath.Join(dir, fmt.Sprintf("generated-%dmb.pickle", sizeMB))
 	if _, err := os.Stat(file); err != nil {
 		fmt.Fprintf(os.Stderr, "generating %s (about a minute; cached for later runs)…\n", file)
 		tmp := file + ".partial"
-		gen := exec.Command("python3", filepath.Join(root, pkg, "testdata", "gen_snapshot.py"), "big", tmp, "--mb", strconv.Itoa(sizeMB))
+		gen := exec.CommandContext(context.Background(), "python3", filepath.Join(root, pkg, "testdata", "gen_snapshot.py"), "big", tmp, "--mb", strconv.Itoa(sizeMB))
 		if out, err := gen.CombinedOutput(); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("generating the snapshot: %v\n%s", err, out)
+			_ = os.Remove(tmp) // the generator's error is the one to report
+			return fmt.Errorf("generating the snapshot: %w\n%s", err, out)
 		}
 		if err := os.Rename(tmp, file); err != nil {
 			return err

@@ -79,14 +79,14 @@ func figures(a *analysis) map[string]*moduleFigures {
 	return out
 }
 
-func change(base, new int64, status string) Change {
-	c := Change{Base: base, New: new, Delta: new - base}
+func change(base, newer int64, status string) Change {
+	c := Change{Base: base, New: newer, Delta: newer - base}
 	switch {
 	case status != "both":
 	case base != 0:
-		p := math.Round(float64(new-base)/float64(base)*1000) / 10
+		p := math.Round(float64(newer-base)/float64(base)*1000) / 10
 		c.DeltaPct = &p
-	case new == 0:
+	case newer == 0:
 		p := 0.0
 		c.DeltaPct = &p
 	}
@@ -170,7 +170,9 @@ func pct(c Change, status string, st style) string {
 }
 
 func writeDiff(w io.Writer, d *Diff, st style) {
-	fmt.Fprintf(w, "%s %s\n%s %s\n", st.dim("base:"), d.Base, st.dim("new: "), d.New)
+	// Terminal output (here and below in this file): a write to stdout or
+	// stderr that fails has nowhere to be reported, so its error is dropped.
+	_, _ = fmt.Fprintf(w, "%s %s\n%s %s\n", st.dim("base:"), d.Base, st.dim("new: "), d.New)
 	what := "GPU time"
 	if d.SortedBy == "memory" {
 		what = "allocated memory"

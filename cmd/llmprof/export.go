@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmops-otel/otelcol-llmops/internal/profiles"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -22,6 +21,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/encoding/gzip" // registers the gzip compressor used below
+
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles"
 )
 
 // exportError is a failure to deliver to the endpoint (exit code 3), as
@@ -68,7 +69,7 @@ func export(ctx context.Context, path, endpoint string, plaintext bool, timeout 
 	if err != nil {
 		return exportResult{}, &exportError{fmt.Errorf("%s: %w", endpoint, err)}
 	}
-	defer cc.Close()
+	defer func() { _ = cc.Close() }() // the export's outcome is decided by then
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)

@@ -93,7 +93,7 @@ func (l logSrv) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.
 // startSink serves OTLP/gRPC on 127.0.0.1 (a free port) until the test ends.
 func startSink(t *testing.T, s *sink) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,12 +241,14 @@ func TestExportFailures(t *testing.T) {
 		}
 	})
 	t.Run("nothing listening", func(t *testing.T) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		addr := ln.Addr().String()
-		ln.Close()
+		if err := ln.Close(); err != nil {
+			t.Fatal(err)
+		}
 		code, _, errOut := run(t, "export", llamaLeak, "--otlp", addr, "--insecure", "--timeout", "5s")
 		if code != ExitExportFailed || !strings.Contains(errOut, addr) {
 			t.Errorf("exit %d: %s", code, errOut)

@@ -63,7 +63,7 @@ func sniffJSONShape(path string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, maxSniffJSON+1))
 	if err != nil || len(data) > maxSniffJSON || len(data) < 2 || (data[0] == 0x1f && data[1] == 0x8b) {
 		return ""

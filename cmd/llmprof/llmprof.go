@@ -97,13 +97,15 @@ Exit codes:
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		// Terminal output (here and below in this file): a write to stdout or
+		// stderr that fails has nowhere to be reported, so its error is dropped.
+		_, _ = fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+		_, _ = fmt.Fprint(stdout, usage)
 		return ExitOK
 	case "summary":
 		return runSummary(rest, stdout, stderr)
@@ -112,7 +114,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "export":
 		return runExport(rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "llmprof: unknown command %q (want summary, diff, export or help)\n", cmd)
+	_, _ = fmt.Fprintf(stderr, "llmprof: unknown command %q (want summary, diff, export or help)\n", cmd)
 	return ExitUsage
 }
 
@@ -120,7 +122,7 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("llmprof "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: llmprof %s (llmprof help for all commands)\nflags:\n", synopsis[name])
+		_, _ = fmt.Fprintf(stderr, "usage: llmprof %s (llmprof help for all commands)\nflags:\n", synopsis[name])
 		fs.PrintDefaults()
 	}
 	return fs
@@ -171,14 +173,14 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func usageError(stderr io.Writer, fs *flag.FlagSet, format string, a ...any) int {
-	fmt.Fprintf(stderr, "llmprof: "+format+"\n", a...)
+	_, _ = fmt.Fprintf(stderr, "llmprof: "+format+"\n", a...)
 	fs.Usage()
 	return ExitUsage
 }
 
 // fail prints err and maps it to its exit code.
 func fail(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "llmprof %s: %v\n", cmd, err)
+	_, _ = fmt.Fprintf(stderr, "llmprof %s: %v\n", cmd, err)
 	var ee *exportError
 	if errors.As(err, &ee) {
 		return ExitExportFailed
@@ -290,7 +292,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "export", err)
 	}
-	fmt.Fprintf(stdout, "sent %d spans in %d batches, %d metric data points, %d log records to %s\n",
+	_, _ = fmt.Fprintf(stdout, "sent %d spans in %d batches, %d metric data points, %d log records to %s\n",
 		res.Spans, res.SpanBatches, res.DataPoints, res.LogRecords, *endpoint)
 	return ExitOK
 }

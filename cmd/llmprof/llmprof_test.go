@@ -128,7 +128,7 @@ func readEvents(t *testing.T, path string) []rawEvent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
@@ -375,8 +375,12 @@ func TestErrors(t *testing.T) {
 	raw := decompress(t, llamaBase)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	zw.Write(raw)
-	zw.Close()
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name string
@@ -423,7 +427,7 @@ func decompress(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)

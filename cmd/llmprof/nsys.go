@@ -6,10 +6,11 @@ package main
 import (
 	"sort"
 
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kinetobuild"
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/nsys"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 // nsysAccount completes the analysis of an Nsight Systems export (its

@@ -100,7 +100,9 @@ func (p *progress) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
+		// Terminal output (here and below in this file): a write to stdout or
+		// stderr that fails has nowhere to be reported, so its error is dropped.
+		_, _ = fmt.Fprint(p.w, "\r\x1b[K")
 		p.drawn = false
 	}
 }
@@ -120,6 +122,6 @@ func (p *progress) draw(name string, read, total int64, took time.Duration) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r\x1b[K%s %s %s  %s", name, bar, what, took.Truncate(100*time.Millisecond))
+	_, _ = fmt.Fprintf(p.w, "\r\x1b[K%s %s %s  %s", name, bar, what, took.Truncate(100*time.Millisecond))
 	p.drawn = true
 }

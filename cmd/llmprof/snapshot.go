@@ -146,10 +146,12 @@ func eachPoint(md pmetric.Metrics, fn func(name string, v float64, device int64,
 
 func writeSnapshotSummary(w io.Writer, s *SnapshotSummary, st style) {
 	c := s.Counts
-	fmt.Fprintf(w, "%s\n", st.bold(s.File))
-	fmt.Fprintf(w, "  CUDA memory snapshot (%s): %d segments, %d blocks (%d active), %d trace entries, %d OOM(s)\n",
+	// Terminal output (here and below in this file): a write to stdout or
+	// stderr that fails has nowhere to be reported, so its error is dropped.
+	_, _ = fmt.Fprintf(w, "%s\n", st.bold(s.File))
+	_, _ = fmt.Fprintf(w, "  CUDA memory snapshot (%s): %d segments, %d blocks (%d active), %d trace entries, %d OOM(s)\n",
 		c.Format, c.Segments, c.Blocks, c.ActiveBlocks, c.TraceEntries, c.OOMs)
-	fmt.Fprintf(w, "  reserved %s, allocated %s, outstanding %s\n",
+	_, _ = fmt.Fprintf(w, "  reserved %s, allocated %s, outstanding %s\n",
 		signals.FormatBytes(c.ReservedBytes), signals.FormatBytes(c.AllocatedBytes), signals.FormatBytes(c.OutstandingBytes))
 	section(w, st, "Allocator per device")
 	t := &table{head: []string{"device", "reserved", "allocated", "largest free", "fragmentation"}, right: []bool{true, true, true, true, true}}
@@ -166,10 +168,10 @@ func writeSnapshotSummary(w io.Writer, s *SnapshotSummary, st style) {
 	t.write(w, st)
 	section(w, st, "Leak suspects")
 	if len(s.LeakSuspects) == 0 {
-		fmt.Fprintln(w, "  none")
+		_, _ = fmt.Fprintln(w, "  none")
 	}
 	for _, r := range s.LeakSuspects {
-		fmt.Fprintln(w, "  "+st.warn(r.Body))
+		_, _ = fmt.Fprintln(w, "  "+st.warn(r.Body))
 	}
 	if len(s.OOMs) > 0 {
 		section(w, st, "Out of memory")
@@ -178,7 +180,7 @@ func writeSnapshotSummary(w io.Writer, s *SnapshotSummary, st style) {
 			if r.TraceID != "" {
 				line += st.dim(" (trace " + r.TraceID + ")")
 			}
-			fmt.Fprintln(w, line)
+			_, _ = fmt.Fprintln(w, line)
 		}
 	}
 }

@@ -191,7 +191,9 @@ func head[T any](rows []T, n int) []T {
 // writeSummary prints the summary as fixed-width tables.
 func writeSummary(w io.Writer, s *Summary, st style) {
 	t := &s.Trace
-	fmt.Fprintf(w, "%s\n", st.bold(s.File))
+	// Terminal output (here and below in this file): a write to stdout or
+	// stderr that fails has nowhere to be reported, so its error is dropped.
+	_, _ = fmt.Fprintf(w, "%s\n", st.bold(s.File))
 	kv := [][2]string{
 		{"trace id", orDash(t.TraceID)},
 		{"kineto trace_id", orDash(t.KinetoTraceID)},
@@ -216,12 +218,12 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 		kvWidth = max(kvWidth, width(x[0]))
 	}
 	for _, x := range kv {
-		fmt.Fprintf(w, "  %s  %s\n", pad(x[0], kvWidth, false), x[1])
+		_, _ = fmt.Fprintf(w, "  %s  %s\n", pad(x[0], kvWidth, false), x[1])
 	}
 
 	section(w, st, "Top modules by GPU time")
 	if len(s.ModulesByGPUTime) == 0 {
-		fmt.Fprintln(w, "  (no kernels, memcpy or memset in this trace)")
+		_, _ = fmt.Fprintln(w, "  (no kernels, memcpy or memset in this trace)")
 	} else {
 		tb := table{head: []string{"module path", "GPU time", "share", "kernels"}, right: []bool{false, true, true, true}}
 		for _, m := range s.ModulesByGPUTime {
@@ -232,7 +234,7 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 
 	section(w, st, "Top modules by GPU memory")
 	if len(s.ModulesByMemory) == 0 {
-		fmt.Fprintln(w, "  (no GPU [memory] events: record with profile_memory=True)")
+		_, _ = fmt.Fprintln(w, "  (no GPU [memory] events: record with profile_memory=True)")
 	} else {
 		tb := table{head: []string{"module path", "dev", "allocated", "peak", "outstanding", "allocs"},
 			right: []bool{false, true, true, true, true, true}}
@@ -245,7 +247,7 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 
 	section(w, st, "Outstanding allocations (leak suspects)")
 	if len(s.LeakSuspects) == 0 {
-		fmt.Fprintln(w, "  (none at or above 1 MiB)")
+		_, _ = fmt.Fprintln(w, "  (none at or above 1 MiB)")
 	} else {
 		tb := table{head: []string{"module path", "dev", "outstanding", "allocs", "allocated"}, right: []bool{false, true, true, true, true}}
 		for _, l := range s.LeakSuspects {
@@ -257,9 +259,9 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 
 	section(w, st, "Steps")
 	if s.Steps.Count == 0 {
-		fmt.Fprintln(w, "  (no ProfilerStep#N annotations)")
+		_, _ = fmt.Fprintln(w, "  (no ProfilerStep#N annotations)")
 	} else {
-		fmt.Fprintf(w, "  %d steps, mean %s, min %s, max %s\n", s.Steps.Count, formatDuration(s.Steps.MeanNs),
+		_, _ = fmt.Fprintf(w, "  %d steps, mean %s, min %s, max %s\n", s.Steps.Count, formatDuration(s.Steps.MeanNs),
 			formatDuration(s.Steps.MinNs), formatDuration(s.Steps.MaxNs))
 		tb := table{head: []string{"step", "duration"}, right: []bool{false, true}}
 		for _, x := range head(s.Steps.List, 20) {
@@ -267,13 +269,13 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 		}
 		tb.write(w, st)
 		if len(s.Steps.List) > 20 {
-			fmt.Fprintf(w, "  … %d more (--json lists all)\n", len(s.Steps.List)-20)
+			_, _ = fmt.Fprintf(w, "  … %d more (--json lists all)\n", len(s.Steps.List)-20)
 		}
 	}
 
 	section(w, st, "GPU idle time")
 	if len(s.Devices) == 0 {
-		fmt.Fprintln(w, "  (no GPU activity)")
+		_, _ = fmt.Fprintln(w, "  (no GPU activity)")
 	} else {
 		tb := table{head: []string{"device", "busy", "idle", "idle %", "activities"}, right: []bool{true, true, true, true, true}}
 		for _, d := range s.Devices {

@@ -29,7 +29,9 @@ func (s style) red(t string) string   { return s.wrap("31", t) }
 func (s style) green(t string) string { return s.wrap("32", t) }
 
 func section(w io.Writer, st style, title string) {
-	fmt.Fprintf(w, "\n%s\n", st.bold(title))
+	// Terminal output (here and below in this file): a write to stdout or
+	// stderr that fails has nowhere to be reported, so its error is dropped.
+	_, _ = fmt.Fprintf(w, "\n%s\n", st.bold(title))
 }
 
 // width is the display width of s: runes, escape sequences excluded.
@@ -103,7 +105,7 @@ func (t *table) write(w io.Writer, st style) {
 			}
 			b.WriteString(f(p))
 		}
-		fmt.Fprintln(w, b.String())
+		_, _ = fmt.Fprintln(w, b.String())
 	}
 	line(t.head, st.dim)
 	for _, r := range t.rows {

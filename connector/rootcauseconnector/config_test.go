@@ -20,7 +20,9 @@ func TestDefaultConfigIsValid(t *testing.T) {
 
 func TestTunedConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	testutil.LoadConfig(t, metadata.Type, "tuned", cfg)
+	if err := testutil.LoadConfig(t, metadata.Type, "tuned", cfg); err != nil {
+		t.Fatal(err)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,9 @@ func TestTunedConfig(t *testing.T) {
 
 func TestBadConfigNamesEveryField(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	testutil.LoadConfig(t, metadata.Type, "bad", cfg)
+	if err := testutil.LoadConfig(t, metadata.Type, "bad", cfg); err != nil {
+		t.Fatal(err)
+	}
 	err := cfg.Validate()
 	if err == nil {
 		t.Fatal("accepted")

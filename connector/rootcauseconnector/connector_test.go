@@ -78,7 +78,7 @@ func TestLeakNamesTheProcessAndTheLayer(t *testing.T) {
 	md, ld, tid := profileOf(100)
 	d.consumeMetrics(md, true)
 	d.drill.ingestLogs(ld)
-	recs := run(d, 0, 120, func(s float64) []pmetric.Metrics {
+	recs := run(d, 120, func(s float64) []pmetric.Metrics {
 		return []pmetric.Metrics{gpuBatch(s, 8<<20, 0)} // 480 MiB/min from the start
 	})
 	leaks := firing(recs, spec.IncidentKindGPUMemoryLeak)
@@ -125,7 +125,7 @@ func TestLeakNamesTheProcessAndTheLayer(t *testing.T) {
 
 func TestLeakWithoutProfileSaysHowToGetOne(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.Leak.Window = 30 * time.Second })
-	recs := run(d, 0, 40, func(s float64) []pmetric.Metrics { return []pmetric.Metrics{gpuBatch(s, 8<<20, 0)} })
+	recs := run(d, 40, func(s float64) []pmetric.Metrics { return []pmetric.Metrics{gpuBatch(s, 8<<20, 0)} })
 	leaks := firing(recs, spec.IncidentKindGPUMemoryLeak)
 	if len(leaks) != 1 || leaks[0].layer != "" || !strings.Contains(leaks[0].body, "start_profile") {
 		t.Fatalf("%+v", leaks)
@@ -140,7 +140,7 @@ func TestSlowGrowthSawtoothAndStepAreNotLeaks(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := newTestDiagnoser(t, func(c *Config) { c.Leak.Window = time.Minute })
-			recs := run(d, 0, 150, func(s float64) []pmetric.Metrics {
+			recs := run(d, 150, func(s float64) []pmetric.Metrics {
 				return []pmetric.Metrics{batch(nvmlRes, sec(s),
 					pt{name: spec.ProcessGpuMemoryUsage, v: 10*gib + gen(s), attrs: map[string]any{"hw.id": gpu0, "process.pid": int64(1)}})}
 			})
@@ -157,7 +157,7 @@ var engineRes = map[string]any{"llm.engine.name": "vllm", "llm.engine.target": "
 
 func TestGrowthWithRisingKVCacheIsKVGrowth(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.Leak.Window = time.Minute })
-	recs := run(d, 0, 90, func(s float64) []pmetric.Metrics {
+	recs := run(d, 90, func(s float64) []pmetric.Metrics {
 		return []pmetric.Metrics{gpuBatch(s, 8<<20, 0),
 			batch(engineRes, sec(s), pt{name: spec.EngineKvCacheUtilization, v: 0.2 + s/200})}
 	})
@@ -172,7 +172,7 @@ func TestGrowthWithRisingKVCacheIsKVGrowth(t *testing.T) {
 
 func TestKVCacheSaturationWithPreemptions(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.KVCache.For = 10 * time.Second })
-	recs := run(d, 0, 40, func(s float64) []pmetric.Metrics {
+	recs := run(d, 40, func(s float64) []pmetric.Metrics {
 		kv, pre := 0.5, 0.0
 		if s >= 20 {
 			kv, pre = 0.95, (s-20)*3
@@ -219,7 +219,7 @@ func TestLatencySpikeAboveBaselineAndFloor(t *testing.T) {
 		c.Latency.Baseline = 2 * time.Minute
 	})
 	var total [9]uint64
-	recs := run(d, 0, 120, func(s float64) []pmetric.Metrics {
+	recs := run(d, 120, func(s float64) []pmetric.Metrics {
 		slow := -1
 		if s >= 100 {
 			slow = 6 // 5..10 s
@@ -245,7 +245,7 @@ func TestColdStartDoesNotFire(t *testing.T) {
 		c.Latency.Baseline = 2 * time.Minute
 	})
 	var total [9]uint64
-	recs := run(d, 0, 150, func(s float64) []pmetric.Metrics {
+	recs := run(d, 150, func(s float64) []pmetric.Metrics {
 		slow := -1
 		if s < 50 {
 			slow = 7 // warm-up: 10..20 s requests
@@ -259,7 +259,7 @@ func TestColdStartDoesNotFire(t *testing.T) {
 
 func TestXIDFiresAtOnceAndResolves(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.ResolveAfter = 10 * time.Second })
-	recs := run(d, 0, 40, func(s float64) []pmetric.Metrics {
+	recs := run(d, 40, func(s float64) []pmetric.Metrics {
 		n := 0.0
 		if s >= 5 {
 			n = 1
@@ -288,7 +288,7 @@ func TestXIDFiresAtOnceAndResolves(t *testing.T) {
 
 func TestThermalThrottling(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.Throttle.For = 5 * time.Second })
-	recs := run(d, 0, 30, func(s float64) []pmetric.Metrics {
+	recs := run(d, 30, func(s float64) []pmetric.Metrics {
 		pts := []pt{{name: spec.HwGpuMemoryUsage, v: gib, attrs: map[string]any{"hw.id": gpu0}}}
 		if s >= 10 {
 			pts = append(pts, pt{name: spec.HwGpuThrottle, v: 1, attrs: map[string]any{"hw.id": gpu0, "hw.gpu.throttle.reason": "hw_thermal_slowdown"}})
@@ -309,7 +309,7 @@ func TestThermalThrottling(t *testing.T) {
 
 func TestQueueOnIdleGPUIsCPUBound(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.Queue.For = 10 * time.Second })
-	recs := run(d, 0, 40, func(s float64) []pmetric.Metrics {
+	recs := run(d, 40, func(s float64) []pmetric.Metrics {
 		return []pmetric.Metrics{
 			batch(nvmlRes, sec(s), pt{name: spec.HwGpuUtilization, v: 0.05, attrs: map[string]any{"hw.id": gpu0, "hw.gpu.task": "general"}}),
 			batch(engineRes, sec(s), pt{name: spec.EngineRequestsWaiting, v: s * 2}, pt{name: spec.EngineKvCacheUtilization, v: 0.2}),
@@ -339,7 +339,7 @@ func TestRules(t *testing.T) {
 			{Name: "embedding_norm_drift", Metric: "app.embedding.norm", Sigma: &sigma, Baseline: 30 * time.Second},
 		}
 	})
-	recs := run(d, 0, 60, func(s float64) []pmetric.Metrics {
+	recs := run(d, 60, func(s float64) []pmetric.Metrics {
 		rate, norm := 0.05, 1.0+0.01*float64(int(s)%3)
 		if s >= 30 {
 			rate = 0.4
@@ -384,7 +384,7 @@ func TestDerivedMetricsAndExemplars(t *testing.T) {
 	md, ld, tid := profileOf(100)
 	d.consumeMetrics(md, true)
 	d.drill.ingestLogs(ld)
-	run(d, 0, 40, func(s float64) []pmetric.Metrics { return []pmetric.Metrics{gpuBatch(s, 8<<20, 0)} })
+	run(d, 40, func(s float64) []pmetric.Metrics { return []pmetric.Metrics{gpuBatch(s, 8<<20, 0)} })
 	out := gpuBatch(41, 8<<20, 0)
 	d.consumeMetrics(out, true)
 	var growth, tte float64
@@ -431,7 +431,7 @@ func TestJointTrigger(t *testing.T) {
 	})
 	var total [9]uint64
 	var q, h float64
-	recs := run(d, 0, 130, func(s float64) []pmetric.Metrics {
+	recs := run(d, 130, func(s float64) []pmetric.Metrics {
 		slow, grow := -1, 0.0
 		q += 100
 		h += 80
@@ -588,7 +588,7 @@ func TestOneSlowRequestIsNotASpike(t *testing.T) {
 		c.Latency.Baseline = 2 * time.Minute
 	})
 	var total [9]uint64
-	recs := run(d, 0, 150, func(s float64) []pmetric.Metrics {
+	recs := run(d, 150, func(s float64) []pmetric.Metrics {
 		total[2] += 6 // 6 requests/s under 0.5 s
 		if int(s)%60 == 30 {
 			total[7]++ // one 10..20 s request a minute

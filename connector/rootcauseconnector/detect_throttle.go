@@ -53,7 +53,7 @@ func (d *diagnoser) throttle(s *subject, now int64) (finding, bool) {
 			threshold: d.cfg.Throttle.For.Seconds(), hasThresh: true, unit: "s"})
 	tputNote := ""
 	if target := d.linkedEngine(s); target != nil {
-		if rate, ok := d.tokenRate(target, now); ok {
+		if rate, ok := d.tokenRate(target); ok {
 			mean, _ := target.engine.tputBase.MeanStd()
 			f.evidence = append(f.evidence, evidence{signal: spec.EvidenceTokensRate, value: rate, baseline: mean,
 				hasBaseline: target.engine.tputBase.Len() > 0, unit: "{token}/s"})

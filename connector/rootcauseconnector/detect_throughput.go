@@ -25,7 +25,7 @@ func (det throughputDetector) detect(d *diagnoser, ev *evaluation) {
 
 func (det throughputDetector) dropped(d *diagnoser, s *subject, now int64) (finding, bool) {
 	cfg, es := det.cfg, s.engine
-	rate, ok := d.tokenRate(s, now)
+	rate, ok := d.tokenRate(s)
 	if !ok || !d.warm(s) {
 		return finding{}, false
 	}

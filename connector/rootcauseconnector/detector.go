@@ -148,13 +148,13 @@ func heldSince(pts []stats.Point, thr float64) int64 {
 }
 
 // tokenRate is the output-token rate over throughput.window.
-func (d *diagnoser) tokenRate(s *subject, now int64) (float64, bool) {
-	return counterRate(s.engine.outTokens, now, d.cfg.Throughput.Window)
+func (d *diagnoser) tokenRate(s *subject) (float64, bool) {
+	return counterRate(s.engine.outTokens, d.cfg.Throughput.Window)
 }
 
 // counterRate is a counter's per-second increase over the window ending at
 // its newest point; false when the history covers less than 80% of it.
-func counterRate(ser stats.Series, now int64, window time.Duration) (float64, bool) {
+func counterRate(ser stats.Series, window time.Duration) (float64, bool) {
 	last, ok := ser.Last()
 	if !ok {
 		return 0, false

@@ -29,7 +29,7 @@ func throughputRun(t *testing.T, waitingAfter float64) []record {
 		c.Throughput.Baseline = 60 * time.Second
 	})
 	tokens := 0.0
-	return run(d, 0, 200, func(s float64) []pmetric.Metrics {
+	return run(d, 200, func(s float64) []pmetric.Metrics {
 		waiting := 4.0
 		if s < 150 {
 			tokens += 1000
@@ -79,7 +79,7 @@ func cacheConfig(c *Config) {
 func TestCacheHitDropAfterAHealthyBaseline(t *testing.T) {
 	d := newTestDiagnoser(t, cacheConfig)
 	var q, h float64
-	recs := run(d, 0, 160, func(s float64) []pmetric.Metrics {
+	recs := run(d, 160, func(s float64) []pmetric.Metrics {
 		q += 1000
 		if s < 120 {
 			h += 900
@@ -105,7 +105,7 @@ func TestCacheHitDropAfterAHealthyBaseline(t *testing.T) {
 func TestCacheThatNeverHitDoesNotFire(t *testing.T) {
 	d := newTestDiagnoser(t, cacheConfig)
 	var q, h float64
-	recs := run(d, 0, 160, func(s float64) []pmetric.Metrics {
+	recs := run(d, 160, func(s float64) []pmetric.Metrics {
 		q, h = q+1000, h+100
 		return []pmetric.Metrics{cacheBatch(s, q, h)}
 	})
@@ -119,7 +119,7 @@ func TestCacheThatNeverHitDoesNotFire(t *testing.T) {
 func TestHitRatioIsThatOfItsOwnBatch(t *testing.T) {
 	d := newTestDiagnoser(t, cacheConfig)
 	var q, h float64
-	run(d, 0, 60, func(s float64) []pmetric.Metrics {
+	run(d, 60, func(s float64) []pmetric.Metrics {
 		q, h = q+1000, h+900
 		return []pmetric.Metrics{cacheBatch(s, q, h)}
 	})
@@ -141,7 +141,7 @@ func TestHitRatioIsThatOfItsOwnBatch(t *testing.T) {
 
 func TestUncorrectedECCFiresOnAnIncrease(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.ResolveAfter = 10 * time.Second })
-	recs := run(d, 0, 40, func(s float64) []pmetric.Metrics {
+	recs := run(d, 40, func(s float64) []pmetric.Metrics {
 		n := 3.0 // counted before the collector started: not news
 		if s >= 20 {
 			n = 4
@@ -172,7 +172,7 @@ func TestUncorrectedECCFiresOnAnIncrease(t *testing.T) {
 // TestDisabledDetectorIsNotRun: each detector's block switches it off.
 func TestDisabledDetectorIsNotRun(t *testing.T) {
 	d := newTestDiagnoser(t, func(c *Config) { c.HardwareErrors.Enabled = false })
-	recs := run(d, 0, 5, func(s float64) []pmetric.Metrics {
+	recs := run(d, 5, func(s float64) []pmetric.Metrics {
 		return []pmetric.Metrics{batch(nvmlRes, sec(s), pt{name: spec.HwErrors, v: s, sum: true,
 			attrs: map[string]any{"hw.id": gpu0, "error.type": "xid", "hw.gpu.xid": int64(79)}})}
 	})
@@ -189,7 +189,7 @@ func TestInterTokenLatencySpike(t *testing.T) {
 		c.Latency.Baseline = 2 * time.Minute
 	})
 	var total [9]uint64
-	recs := run(d, 0, 120, func(s float64) []pmetric.Metrics {
+	recs := run(d, 120, func(s float64) []pmetric.Metrics {
 		total[0] += 90 // gaps under 100 ms
 		total[1] += 10
 		if s >= 100 {

@@ -119,11 +119,11 @@ func records(ld plog.Logs) []record {
 	return out
 }
 
-// run feeds one batch per second from `from` to `to` (made by gen) and
+// run feeds one batch per second from 0 to `to` (made by gen) and
 // evaluates after each, collecting every record.
-func run(d *diagnoser, from, to float64, gen func(s float64) []pmetric.Metrics) []record {
+func run(d *diagnoser, to float64, gen func(s float64) []pmetric.Metrics) []record {
 	var out []record
-	for s := from; s <= to; s++ {
+	for s := 0.0; s <= to; s++ {
 		for _, md := range gen(s) {
 			d.consumeMetrics(md, true)
 		}

@@ -177,7 +177,7 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	lr.SetSeverityText(text)
 	body := f.body
 	if inc.drill.top != "" {
-		body += "; " + layerSentence(f, inc.drill)
+		body += "; " + layerSentence(inc.drill)
 	} else if f.drill != drillNone && inc.drill.note != "" {
 		body += "; " + inc.drill.note
 	}
@@ -257,7 +257,7 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 }
 
 // layerSentence is the drill-down in words: which layer, how much.
-func layerSentence(f *finding, d drillResult) string {
+func layerSentence(d drillResult) string {
 	top := d.stack[len(d.stack)-1]
 	switch {
 	case top.bytes > 0:

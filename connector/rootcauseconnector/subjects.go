@@ -287,8 +287,8 @@ type procKey struct {
 	pid  int64
 }
 
-func newSubjectLRU(max int, now func() int64) *subjectLRU {
-	return &subjectLRU{max: max, now: now, gpus: map[string]*subject{}, procs: map[procKey]*subject{},
+func newSubjectLRU(limit int, now func() int64) *subjectLRU {
+	return &subjectLRU{max: limit, now: now, gpus: map[string]*subject{}, procs: map[procKey]*subject{},
 		engines: map[string]*subject{}, rules: map[string]*subject{}}
 }
 

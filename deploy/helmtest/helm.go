@@ -10,6 +10,7 @@ package helmtest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -111,7 +112,7 @@ func Helm(t testing.TB) string {
 // standard output, or its error with the standard error in it.
 func RunHelm(t testing.TB, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.Command(Helm(t), args...)
+	cmd := exec.CommandContext(context.Background(), Helm(t), args...)
 	cmd.Dir = RepoRoot(t)
 	// No repositories, plugins or registries of the user's: the chart has no
 	// dependencies, and nothing is fetched.

@@ -16,7 +16,9 @@ import (
 // own fields without an error).
 func TestEveryFieldIsDecoded(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	testutil.LoadConfig(t, metadata.Type, "full", cfg)
+	if err := testutil.LoadConfig(t, metadata.Type, "full", cfg); err != nil {
+		t.Fatal(err)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -147,12 +147,12 @@ func (e *alertExporter) push(ctx context.Context, ld plog.Logs) error {
 	if skipped > 0 {
 		e.logger.Debug("skipped log records that are not incidents", zap.Int("records", skipped))
 	}
-	min := severityRank(e.cfg.MinSeverity)
+	minRank := severityRank(e.cfg.MinSeverity)
 	var send []incident
 	for _, in := range all {
 		// Resolutions always go out: the firing record may have passed
 		// the filter at a lower threshold or before a config change.
-		if in.State == spec.StateResolved || severityRank(in.Severity) >= min {
+		if in.State == spec.StateResolved || severityRank(in.Severity) >= minRank {
 			send = append(send, in)
 		}
 	}
@@ -253,7 +253,7 @@ func (e *alertExporter) post(ctx context.Context, t *target, body []byte, n int)
 		// Connection refused, timeout: retried with backoff, kept queued.
 		return fmt.Errorf("POST %s: %w", t.url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // drained below; the delivery's outcome is the status
 	// The start of the body for the error, then a bounded drain so that
 	// the connection can be reused (an endless body is cut: the
 	// connection is closed instead).

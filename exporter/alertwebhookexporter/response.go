@@ -92,9 +92,9 @@ func retryAfter(h string, now time.Time, maxWait time.Duration) time.Duration {
 // trimmed and cut at a character boundary to at most max bytes, "…" (3
 // bytes more) marking a cut. Nothing is ever longer than the input, so the
 // result is at most max+3 bytes.
-func printable(b []byte, max int) string {
+func printable(b []byte, limit int) string {
 	var out strings.Builder
-	out.Grow(min(len(b), max+3))
+	out.Grow(min(len(b), limit+3))
 	space := false
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
@@ -107,7 +107,7 @@ func printable(b []byte, max int) string {
 		if space {
 			need++
 		}
-		if out.Len()+need > max {
+		if out.Len()+need > limit {
 			out.WriteString("…")
 			return out.String()
 		}

@@ -25,7 +25,7 @@ import (
 // httptest cannot: any reason phrase, any header, any body bytes.
 func rawServer(t *testing.T, raw func() []byte) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func rawServer(t *testing.T, raw func() []byte) string {
 				return
 			}
 			go func() {
-				defer c.Close()
+				defer func() { _ = c.Close() }() // the test's server side, done answering
 				req, err := http.ReadRequest(bufio.NewReader(c))
 				if err != nil {
 					return
@@ -56,10 +56,10 @@ func postOnce(t *testing.T, url string) error {
 	return e.post(context.Background(), e.main, []byte(`{}`), 1)
 }
 
-func checkPrintable(t *testing.T, msg string, max int) {
+func checkPrintable(t *testing.T, msg string, limit int) {
 	t.Helper()
-	if len(msg) > max {
-		t.Fatalf("error of %d bytes (max %d): %.120q...", len(msg), max, msg)
+	if len(msg) > limit {
+		t.Fatalf("error of %d bytes (max %d): %.120q...", len(msg), limit, msg)
 	}
 	if !utf8.ValidString(msg) {
 		t.Fatalf("error is not UTF-8: %.120q", msg)
@@ -149,7 +149,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 
 func TestEndlessResponseIsNotReadUnbounded(t *testing.T) {
 	for _, code := range []int{200, 400, 503} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,9 +220,9 @@ func FuzzJudgeResponse(f *testing.F) {
 			// URL, the fixed words, the code, the cut reason and body.
 			checkPrintable(t, err.Error(), len(url)+80+20+maxReason+3+maxErrorBody+3)
 		}
-		for _, max := range []int{0, 5, maxErrorBody} {
-			p := printable(body, max)
-			if again := printable([]byte(p), max+3); again != p {
+		for _, limit := range []int{0, 5, maxErrorBody} {
+			p := printable(body, limit)
+			if again := printable([]byte(p), limit+3); again != p {
 				t.Fatalf("printable is not idempotent: %q then %q", p, again)
 			}
 		}

@@ -6,6 +6,7 @@ package dashboards
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,7 +114,7 @@ func TestSchemaStrict(t *testing.T) {
 		var db dashboard.Dashboard
 		// The reader returns its (possibly empty) list of errors.
 		err := db.UnmarshalJSONStrict(d.JSON)
-		if errs, ok := err.(cog.BuildErrors); ok && len(errs) == 0 {
+		if errs := (cog.BuildErrors)(nil); errors.As(err, &errs) && len(errs) == 0 {
 			err = nil
 		}
 		if err != nil {

@@ -144,7 +144,7 @@ func Import(ctx context.Context, path string, opts Options, sink Sink) (Result, 
 		if f, err = os.Open(path); err != nil {
 			return res, &FileError{path, err}
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	}
 	format, err := Detect(path, f)
 	if err != nil {

@@ -4,6 +4,7 @@
 package promtext
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -124,7 +125,7 @@ func ParseValue(b []byte) (float64, bool) {
 	if err != nil {
 		// strconv reports overflow (1e999) as ±Inf with ErrRange: that is
 		// what the value means, keep it.
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+		if errors.Is(err, strconv.ErrRange) { // a *strconv.NumError unwraps to its cause
 			return v, true
 		}
 		return 0, false

@@ -100,7 +100,7 @@ func BuildDB(osvDir, outDir string, fallbackModified time.Time) (DBStats, error)
 	if err != nil {
 		return DBStats{}, err
 	}
-	defer os.RemoveAll(tmp) // a no-op once renamed
+	defer func() { _ = os.RemoveAll(tmp) }() // a no-op once renamed; a leftover scratch directory is harmless
 	if err := os.MkdirAll(filepath.Join(tmp, entryDir), 0o755); err != nil {
 		return DBStats{}, err
 	}

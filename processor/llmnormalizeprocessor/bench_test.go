@@ -51,11 +51,10 @@ func BenchmarkVLLMFixture(b *testing.B) {
 	src := scrapeEngine(b, "vllm")
 	points := src.DataPointCount()
 	ctx := context.Background()
-	batch := pmetric.NewMetrics()
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		batch = pmetric.NewMetrics()
+		batch := pmetric.NewMetrics()
 		src.CopyTo(batch)
 		b.StartTimer()
 		_, _ = n.processMetrics(ctx, batch)

@@ -519,7 +519,7 @@ func mergeByName(ms pmetric.MetricSlice) {
 			b.Histogram().DataPoints().MoveAndAppendTo(a.Histogram().DataPoints())
 		}
 	}
-	ms.RemoveIf(func(m pmetric.Metric) bool { return isEmpty(m) })
+	ms.RemoveIf(isEmpty)
 }
 
 func isEmpty(m pmetric.Metric) bool {

@@ -315,7 +315,9 @@ func TestSpanAttributes(t *testing.T) {
 	app.PutInt("gen_ai.usage.input_tokens", 11) // already current: wins
 	app.PutStr("otel.trace_id", "4BF92F3577B34DA6A3CE929D0E0E4736")
 
-	td, _ = n.processTraces(context.Background(), td)
+	if _, err := n.processTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]any{
 		"gen_ai.usage.input_tokens": int64(512), "gen_ai.usage.output_tokens": int64(64), "gen_ai.provider.name": "vllm",
 		"llm.prompt_template_id": "tmpl-7", "llm.fallback_triggered": true,

@@ -68,11 +68,12 @@ func (n *normalizer) normalizeAttrs(attrs pcommon.Map) {
 // invalid.
 func normalizeTraceID(s string) (string, bool) {
 	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "1-") && len(s) == 35 && s[10] == '-' {
+	switch {
+	case strings.HasPrefix(s, "1-") && len(s) == 35 && s[10] == '-':
 		s = s[2:10] + s[11:]
-	} else if len(s) == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' {
+	case len(s) == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-':
 		s = s[:8] + s[9:13] + s[14:18] + s[19:23] + s[24:]
-	} else if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
 		s = s[2:]
 	}
 	if len(s) != 32 {

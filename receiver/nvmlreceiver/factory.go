@@ -38,7 +38,7 @@ func createDefaultConfig() component.Config {
 	cc.CollectionInterval = defaultCollection
 	return &Config{
 		ControllerConfig:            cc,
-		MetricsBuilderConfig:        metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig:        metadata.NewDefaultMetricsBuilderConfig(),
 		LibraryPath:                 defaultLibraryPath,
 		InitRetryInterval:           defaultInitRetryInterval,
 		ProcRoot:                    "/proc",

@@ -11,6 +11,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
 // fleet is a DGX A100 from go-nvml's mock package (8 GPUs with real names,
@@ -25,7 +26,7 @@ type fleet struct {
 }
 
 type fakeGPU struct {
-	dev   *dgxa100.Device
+	dev   *server.Device
 	used  uint64
 	procs []nvml.ProcessInfo
 	util  []nvml.ProcessUtilizationSample
@@ -57,7 +58,7 @@ func newFleet() *fleet {
 	f.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) { return &mock.GpmSample{}, nvml.SUCCESS }
 	f.GpmSampleFreeFunc = func(nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
 	for i, d := range f.Devices {
-		g := &fakeGPU{dev: d.(*dgxa100.Device), used: uint64(i+1) << 30, unsupported: map[string]bool{}, calls: map[string]int{}}
+		g := &fakeGPU{dev: d.(*server.Device), used: uint64(i+1) << 30, unsupported: map[string]bool{}, calls: map[string]int{}}
 		// The mock draws random UUIDs; fixed ones keep golden files stable.
 		g.dev.UUID = fmt.Sprintf("GPU-a100%04d-0000-4000-8000-%012d", i, i)
 		f.gpus = append(f.gpus, g)

@@ -37,5 +37,5 @@ func TestProcessUtilizationSurvivesGrowingCount(t *testing.T) {
 			t.Fatalf("an unrelated panic was swallowed or changed: %v", r)
 		}
 	}()
-	processUtilization(other, 0)
+	_, _ = processUtilization(other, 0)
 }

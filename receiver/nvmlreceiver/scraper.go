@@ -6,7 +6,6 @@ package nvmlreceiver // import "github.com/llmops-otel/otelcol-llmops/receiver/n
 import (
 	"context"
 	"fmt"
-	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -20,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/ratelimit"
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/metadata"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/podresources"
 	"github.com/llmops-otel/otelcol-llmops/receiver/nvmlreceiver/internal/procinfo"
@@ -90,7 +90,9 @@ func (s *nvmlScraper) start(ctx context.Context, host component.Host) error {
 	if s.cfg.PodResourcesSocket != "" && s.pods == nil {
 		s.podClient = podresources.New(s.cfg.PodResourcesSocket, s.logger,
 			podresources.WithRefreshInterval(s.cfg.PodResourcesRefreshInterval))
-		s.podClient.Start(ctx)
+		// Start fails only for a socket path gRPC cannot parse; the client
+		// then answers no pods, as it does before its first refresh.
+		_ = s.podClient.Start(ctx)
 		s.pods = s.podClient
 	}
 	s.tryInit()
@@ -232,7 +234,7 @@ func (s *nvmlScraper) shutdown(context.Context) error {
 		s.xid = nil
 	}
 	if s.podClient != nil {
-		s.podClient.Close()
+		_ = s.podClient.Close() // shutting down goes on, as for NVML below
 	}
 	if s.lib != nil {
 		for _, g := range s.gpus {

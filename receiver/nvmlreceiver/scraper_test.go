@@ -470,7 +470,6 @@ func TestMIGDevicesReportedWithParent(t *testing.T) {
 	parent.MigMode = nvml.DEVICE_MIG_ENABLE
 	mig := make([]*mock.Device, 2)
 	for i := range mig {
-		i := i
 		mig[i] = &mock.Device{
 			GetUUIDFunc: func() (string, nvml.Return) {
 				return fmt.Sprintf("MIG-0000000%d-aaaa-bbbb-cccc-dddddddddddd", i), nvml.SUCCESS

@@ -76,18 +76,18 @@ func newWatchRoots(include []string) ([]*watchRoot, error) {
 // seen through the link resolve elsewhere and are refused).
 func (w *watchRoot) refresh() error {
 	if w.root == nil {
-		real, err := filepath.EvalSymlinks(w.prefix)
+		resolved, err := filepath.EvalSymlinks(w.prefix)
 		if err != nil {
 			return err // not there yet: looked for again next poll
 		}
-		if real, err = filepath.Abs(real); err != nil {
+		if resolved, err = filepath.Abs(resolved); err != nil {
 			return err
 		}
-		root, err := os.OpenRoot(real)
+		root, err := os.OpenRoot(resolved)
 		if err != nil {
 			return err
 		}
-		w.real, w.root = real, root
+		w.real, w.root = resolved, root
 		return nil
 	}
 	cur, err := w.root.Stat(".")
@@ -96,7 +96,7 @@ func (w *watchRoot) refresh() error {
 	}
 	now, err := os.Lstat(w.real)
 	if err != nil || !now.IsDir() || os.SameFile(cur, now) {
-		return nil
+		return nil //nolint:nilerr // a path that cannot be stat'ed now keeps the root already open, as one that did not move does
 	}
 	root, err := os.OpenRoot(w.real)
 	if err != nil {
@@ -121,21 +121,21 @@ var errOutside = errors.New("resolves outside the watched directory")
 // locate resolves a matched path: where it really is, and that location
 // relative to the watched directory. errOutside when it is not inside;
 // another error when it cannot be resolved now (gone, a dangling link).
-func (w *watchRoot) locate(path string) (real, rel string, err error) {
-	real, err = filepath.EvalSymlinks(path)
+func (w *watchRoot) locate(path string) (resolved, rel string, err error) {
+	resolved, err = filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", "", err
 	}
-	if real, err = filepath.Abs(real); err != nil {
+	if resolved, err = filepath.Abs(resolved); err != nil {
 		return "", "", err
 	}
-	rel, err = filepath.Rel(w.real, real)
+	rel, err = filepath.Rel(w.real, resolved)
 	// A lexical test on resolved, clean paths: /x/profiles-old is not
 	// inside /x/profiles although it starts with it.
 	if err != nil || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return real, "", errOutside
+		return resolved, "", errOutside
 	}
-	return real, rel, nil
+	return resolved, rel, nil
 }
 
 // open opens rel through the root and checks that it is the file the poll
@@ -164,10 +164,10 @@ func (w *watchRoot) open(rel string, fi os.FileInfo) (*os.File, os.FileInfo, err
 // file by name (the SQLite driver, the snapshot importer, which need a
 // path) and before its result is used.
 func stillNames(w *watchRoot, path string, st os.FileInfo) bool {
-	real, _, err := w.locate(path)
+	resolved, _, err := w.locate(path)
 	if err != nil {
 		return false
 	}
-	now, err := os.Stat(real)
+	now, err := os.Stat(resolved)
 	return err == nil && os.SameFile(now, st)
 }

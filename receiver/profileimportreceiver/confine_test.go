@@ -222,15 +222,15 @@ func TestSiblingWithTheSamePrefixIsOutside(t *testing.T) {
 // is inside.
 func TestDirectoryConfiguredThroughASymlink(t *testing.T) {
 	base := t.TempDir()
-	real := filepath.Join(base, "real")
-	if err := os.MkdirAll(filepath.Join(real, "keep"), 0o755); err != nil {
+	resolved := filepath.Join(base, "real")
+	if err := os.MkdirAll(filepath.Join(resolved, "keep"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	configured := filepath.Join(base, "link")
-	symlink(t, real, configured)
+	symlink(t, resolved, configured)
 	trace := fixture(t, "hta-simple_add.json.gz")
-	writeAtomically(t, filepath.Join(real, "keep", "k.json.gz"), trace)
-	symlink(t, filepath.Join(configured, "keep", "k.json.gz"), filepath.Join(real, "via-configured-name.json.gz"))
+	writeAtomically(t, filepath.Join(resolved, "keep", "k.json.gz"), trace)
+	symlink(t, filepath.Join(configured, "keep", "k.json.gz"), filepath.Join(resolved, "via-configured-name.json.gz"))
 	r, logs := observed(t, configured, nil, nil)
 	writeAtomically(t, filepath.Join(configured, "direct.json.gz"), trace)
 	settle(t, r, configured, 2)

@@ -211,9 +211,9 @@ func (im *importer) poll(ctx context.Context) {
 		}
 		path := c.path
 		live[path] = true
-		real, rel, err := c.root.locate(path)
+		resolved, rel, err := c.root.locate(path)
 		if errors.Is(err, errOutside) {
-			im.refuse(ctx, path, real, c.root)
+			im.refuse(ctx, path, resolved, c.root)
 			continue
 		}
 		if err != nil {
@@ -266,7 +266,7 @@ func (im *importer) poll(ctx context.Context) {
 				im.mu.Unlock()
 				<-im.sem
 			}()
-			defer f.Close()
+			defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 			im.importFile(ctx, path, key, w, f, st)
 		}()
 	}
@@ -531,16 +531,16 @@ func (s *pipelineSink) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 // directory, once per link and target: remembered (and counted in
 // profileimport_files_failed) like a failed file, at warn level since the
 // collector did nothing wrong. It is never opened.
-func (im *importer) refuse(ctx context.Context, path, real string, w *watchRoot) {
-	key := path + "|outside|" + real
+func (im *importer) refuse(ctx context.Context, path, resolved string, w *watchRoot) {
+	key := path + "|outside|" + resolved
 	if im.seen(ctx, key) {
 		return
 	}
-	im.remember(ctx, key, "refused: resolves to "+real+", outside "+w.real)
+	im.remember(ctx, key, "refused: resolves to "+resolved+", outside "+w.real)
 	im.telemetry.ProfileimportFilesFailed.Add(ctx, 1)
 	if im.warn.Allow(path) {
 		im.logger.Warn("profile file not imported: it is a symbolic link (or is reached through one) to a file outside the watched directory of its include pattern; it is not opened, and not looked at again while it points there. Move the file into the directory, or add an include pattern for where it is",
-			zap.String("file", path), zap.String("target", real), zap.String("directory", w.real))
+			zap.String("file", path), zap.String("target", resolved), zap.String("directory", w.real))
 	}
 }
 

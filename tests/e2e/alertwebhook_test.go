@@ -382,9 +382,9 @@ func awWaitAlerts(t *testing.T, am *harness.Alertmanager, timeout time.Duration,
 
 // awWaitNotified waits until the webhook has received an alert of status
 // for each id.
-func awWaitNotified(t *testing.T, am *harness.Alertmanager, timeout time.Duration, status string, ids ...string) {
+func awWaitNotified(t *testing.T, am *harness.Alertmanager, status string, ids ...string) {
 	t.Helper()
-	harness.Eventually(t, timeout, func() (bool, string) {
+	harness.Eventually(t, 15*time.Second, func() (bool, string) {
 		got := awNotified(am)
 		for _, id := range ids {
 			if !slices.Contains(got[id], status) {
@@ -484,7 +484,7 @@ func TestAlertwebhookToAlertmanager(t *testing.T) {
 	if len(by) != 2 {
 		t.Errorf("want exactly the 2 incidents' alerts; %s", awDescribe(am.Alerts(t)))
 	}
-	awWaitNotified(t, am, 15*time.Second, "firing", leak.id, kv.id)
+	awWaitNotified(t, am, "firing", leak.id, kv.id)
 	firstEnd := by[kv.id][0].EndsAt
 
 	// Resolve the leak: its alert must end, and Alertmanager must tell the
@@ -500,7 +500,7 @@ func TestAlertwebhookToAlertmanager(t *testing.T) {
 		}
 		return true, ""
 	})
-	awWaitNotified(t, am, 15*time.Second, "resolved", leak.id)
+	awWaitNotified(t, am, "resolved", leak.id)
 	for _, n := range am.Notifications() {
 		for _, a := range n.Alerts {
 			if a.Labels["incident_id"] != leak.id || a.Status != "resolved" {
@@ -570,7 +570,7 @@ func TestAlertwebhookSurvivesAlertmanagerOutage(t *testing.T) {
 
 	awSend(t, otlp, before...)
 	awWaitAlerts(t, am, 15*time.Second, before[0].id, before[1].id)
-	awWaitNotified(t, am, 15*time.Second, "firing", before[0].id, before[1].id)
+	awWaitNotified(t, am, "firing", before[0].id, before[1].id)
 
 	am.Stop()
 	down := time.Now()
@@ -611,7 +611,7 @@ func TestAlertwebhookSurvivesAlertmanagerOutage(t *testing.T) {
 			t.Errorf("%s: summary %q, want %q", in.id, by[in.id][0].Annotations["summary"], in.body)
 		}
 	}
-	awWaitNotified(t, am, 15*time.Second, "firing", ids...)
+	awWaitNotified(t, am, "firing", ids...)
 
 	// Exactly once each, and nothing else, also across the re-sends of the
 	// next resend interval (a re-send with other labels would be a second

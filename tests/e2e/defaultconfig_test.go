@@ -41,7 +41,11 @@ func TestDefaultConfigStartsWithoutGPU(t *testing.T) {
 			"LLMOPS_PROFILE_DIR=" + t.TempDir(),
 		},
 	})
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", telemetry), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("own telemetry not served on loopback: %v", err)
 	}
@@ -66,7 +70,7 @@ func TestExampleConfigsValidate(t *testing.T) {
 			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), "An overlay of the shipped configuration") {
 				args = []string{"validate", "--config", filepath.Join(harness.RepoRoot(t), "distro", "config.yaml"), "--config", path}
 			}
-			cmd := exec.Command(harness.Binary(t), args...)
+			cmd := exec.CommandContext(t.Context(), harness.Binary(t), args...)
 			cmd.Env = append(os.Environ(), "K8S_NODE_NAME=gpu-node-7", "LLMOPS_PROMETHEUS_REMOTE_WRITE_URL=http://127.0.0.1:9090/api/v1/write",
 				"LLMOPS_OTLP_BACKEND=127.0.0.1:4317", "LLMOPS_ALERTMANAGER_URL=http://127.0.0.1:9093")
 			if out, err := cmd.CombinedOutput(); err != nil {

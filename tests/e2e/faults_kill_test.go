@@ -84,11 +84,15 @@ func (a *shippedAgent) start(t *testing.T) *harness.Collector {
 type agentTelemetry []string
 
 func scrapeTelemetry(port int) (agentTelemetry, error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }() // read only: a failed close loses nothing
 	var lines agentTelemetry
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -246,7 +250,7 @@ func TestFaultAgentKilled(t *testing.T) {
 	ackedBeforeKill := append([]int64(nil), sender.accepted...)
 	sender.mu.Unlock()
 	killedAt := time.Now()
-	agent = a.start(t)
+	a.start(t) // the harness stops the restarted agent at cleanup
 	restarted := time.Since(killedAt)
 	backend.Start()
 	harness.Eventually(t, 60*time.Second, func() (bool, string) {

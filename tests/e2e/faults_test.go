@@ -424,7 +424,7 @@ func TestFaultSlowBackend(t *testing.T) {
 		pointsPerReq    = 100
 	)
 	start := time.Now()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -43,7 +44,7 @@ const kubeRelease = "llmops"
 func kubeHelm(t *testing.T, k *harness.Kube, args ...string) string {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(helmtest.Helm(t), append(args, "--kubeconfig", k.Kubeconfig)...)
+	cmd := exec.CommandContext(context.Background(), helmtest.Helm(t), append(args, "--kubeconfig", k.Kubeconfig)...)
 	cmd.Dir = harness.RepoRoot(t)
 	cmd.Env = append(os.Environ(),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
@@ -464,7 +465,8 @@ spec:
 // kubePodPoints counts the llm.engine.up points the backend holds for a pod;
 // bad describes the first of them whose resource lacks the pod's namespace,
 // the engine's name or the agent's node.
-func kubePodPoints(m pmetric.Metrics, ns, pod string) (n int, bad string) {
+func kubePodPoints(m pmetric.Metrics, pod string) (n int, bad string) {
+	const ns = "inference" // where the test deploys the engine pods
 	for i := 0; i < m.ResourceMetrics().Len(); i++ {
 		rm := m.ResourceMetrics().At(i)
 		attrs := rm.Resource().Attributes()
@@ -531,8 +533,8 @@ func kubeDiscovery(t *testing.T, k *harness.Kube, d kubeDeployment) {
 
 	harness.Eventually(t, 60*time.Second, func() (bool, string) {
 		m := backend.Metrics(t)
-		n0, bad0 := kubePodPoints(m, ns, "vllm-0")
-		n1, bad1 := kubePodPoints(m, ns, "vllm-1")
+		n0, bad0 := kubePodPoints(m, "vllm-0")
+		n1, bad1 := kubePodPoints(m, "vllm-1")
 		if bad0+bad1 != "" {
 			t.Fatalf("engine points without their pod's namespace, engine or node: %s%s", bad0, bad1)
 		}
@@ -561,16 +563,16 @@ func kubeDiscovery(t *testing.T, k *harness.Kube, d kubeDeployment) {
 	// the deleted pod must gain none.
 	advance := func(by int) {
 		t.Helper()
-		from, _ := kubePodPoints(backend.Metrics(t), ns, "vllm-1")
+		from, _ := kubePodPoints(backend.Metrics(t), "vllm-1")
 		harness.Eventually(t, 30*time.Second, func() (bool, string) {
-			n, _ := kubePodPoints(backend.Metrics(t), ns, "vllm-1")
+			n, _ := kubePodPoints(backend.Metrics(t), "vllm-1")
 			return n >= from+by, fmt.Sprintf("vllm-1 has %d points, waiting for %d", n, from+by)
 		})
 	}
 	advance(12)
-	settled, _ := kubePodPoints(backend.Metrics(t), ns, "vllm-0")
+	settled, _ := kubePodPoints(backend.Metrics(t), "vllm-0")
 	advance(12)
-	after, _ := kubePodPoints(backend.Metrics(t), ns, "vllm-0")
+	after, _ := kubePodPoints(backend.Metrics(t), "vllm-0")
 	if after != settled {
 		t.Errorf("the deleted pod was still scraped: %d points, then %d over 12 scrapes of the other pod", settled, after)
 	}
@@ -581,7 +583,7 @@ func kubeDiscovery(t *testing.T, k *harness.Kube, d kubeDeployment) {
 			targets[tgt] = true
 		}
 	}
-	if n, _ := kubePodPoints(m, ns, "vllm-elsewhere"); n != 0 || targets[elsewhere+"/metrics"] {
+	if n, _ := kubePodPoints(m, "vllm-elsewhere"); n != 0 || targets[elsewhere+"/metrics"] {
 		t.Errorf("the engine of a pod on another node was scraped (%d points; targets %v)", n, targets)
 	}
 	var list []string

@@ -26,7 +26,7 @@ func TestLLMEngineScrapesReplayServer(t *testing.T) {
 	scenario := filepath.Join(harness.RepoRoot(t), "tests", "enginereplay", "scenarios", "vllm-kv-saturation.scenario")
 	vllm := harness.StartEngineReplay(t, "-engine", "vllm", "-scenario", scenario, "-speed", "20")
 	tgi := harness.StartEngineReplay(t, "-engine", "tgi")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

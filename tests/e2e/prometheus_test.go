@@ -263,21 +263,18 @@ func TestPrometheus(t *testing.T) {
 // waitPromQuery polls an instant query until bad reports nothing about its
 // result (or the query stops failing), failing the test with the last
 // complaint at promDeadline.
-func waitPromQuery(t *testing.T, r *promRun, promql string, bad func([]harness.PromSample) string) []harness.PromSample {
+func waitPromQuery(t *testing.T, r *promRun, promql string, bad func([]harness.PromSample) string) {
 	t.Helper()
-	var got []harness.PromSample
 	harness.Eventually(t, promDeadline, func() (bool, string) {
 		s, err := r.prom.QueryE(promql)
 		if err != nil {
 			return false, err.Error()
 		}
-		got = s
 		if msg := bad(s); msg != "" {
 			return false, fmt.Sprintf("%s\n  query: %s\n  result: %s", msg, promql, describeSamples(s))
 		}
 		return true, ""
 	})
-	return got
 }
 
 func describeSamples(s []harness.PromSample) string {

@@ -6,6 +6,7 @@ package enginereplay
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -25,7 +26,7 @@ func buildCommand(t *testing.T) string {
 		t.Skip("no go tool on PATH")
 	}
 	bin := filepath.Join(t.TempDir(), "enginereplay")
-	cmd := exec.Command(goBin, "build", "-o", bin, "./cmd/enginereplay")
+	cmd := exec.CommandContext(t.Context(), goBin, "build", "-o", bin, "./cmd/enginereplay")
 	cmd.Dir = packageDir()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -43,7 +44,7 @@ type started struct {
 
 func startCommand(t *testing.T, bin string, args ...string) *started {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Dir = packageDir()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -155,7 +156,7 @@ func TestCommand(t *testing.T) {
 			{[]string{"-engine", "vllm", "-scenario", bad}, 1, "bad.scenario:1: selector vllm:nope matches nothing"},
 			{[]string{"-engine", "vllm", "-listen", "127.0.0.1:99999"}, 1, "invalid port"},
 		} {
-			cmd := exec.Command(bin, c.args...)
+			cmd := exec.CommandContext(t.Context(), bin, c.args...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()

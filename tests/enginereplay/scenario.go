@@ -665,14 +665,14 @@ func parseSelector(text string) (*selector, error) {
 		skip()
 		val, n, err := promtext.Unquote(body[i:])
 		if err != nil {
-			return nil, fmt.Errorf("label %s: %v", lname, err)
+			return nil, fmt.Errorf("label %s: %w", lname, err)
 		}
 		i += n
 		m := matcher{name: lname, op: op, value: val}
 		if op == "=~" || op == "!~" {
 			re, err := regexp.Compile("^(?:" + val + ")$")
 			if err != nil {
-				return nil, fmt.Errorf("label %s: %v", lname, err)
+				return nil, fmt.Errorf("label %s: %w", lname, err)
 			}
 			m.re = re
 		}

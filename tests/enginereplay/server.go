@@ -267,7 +267,7 @@ func (s *Server) Start(addr string) (string, error) {
 	if s.httpSrv != nil || s.closed {
 		return "", errors.New("enginereplay: server already started or closed")
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return "", err
 	}
@@ -378,7 +378,8 @@ func (s *Server) decide(r *http.Request) reply {
 
 func (s *Server) decideMetrics(r *http.Request) reply {
 	t := s.ScenarioTime()
-	f, ok := Fault{}, false
+	var f Fault
+	var ok bool
 	if p := s.fault.Load(); p != nil {
 		f, ok = *p, true
 	} else {

@@ -252,7 +252,7 @@ func validateExposition(data string, om bool) ([]string, *exposed) {
 		probs = append(probs, "no # EOF")
 	}
 	for _, name := range x.order {
-		probs = append(probs, checkSemantics(x.families[name], om)...)
+		probs = append(probs, checkSemantics(x.families[name])...)
 	}
 	return probs, x
 }
@@ -270,7 +270,7 @@ func seriesKey(ls map[string]string, drop string) string {
 
 // checkSemantics: counters non-negative; histograms with ascending le,
 // cumulative buckets, +Inf equal to _count, a _sum.
-func checkSemantics(f *vFamily, om bool) []string {
+func checkSemantics(f *vFamily) []string {
 	var probs []string
 	bad := func(f0 string, a ...any) { probs = append(probs, f.name+": "+fmt.Sprintf(f0, a...)) }
 	switch f.typ {
@@ -285,11 +285,10 @@ func checkSemantics(f *vFamily, om bool) []string {
 		}
 	case "histogram":
 		type hs struct {
-			les           []float64
-			counts        []float64
-			count         *float64
-			hasSum        bool
-			lastBucketIdx int
+			les    []float64
+			counts []float64
+			count  *float64
+			hasSum bool
 		}
 		series := map[string]*hs{}
 		var order []string

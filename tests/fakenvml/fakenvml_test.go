@@ -117,7 +117,7 @@ func TestFakeNVML(t *testing.T) {
 	}
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "libnvidia-ml.so.1")
-	build := exec.Command(gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
+	build := exec.CommandContext(t.Context(), gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11",
 		"-o", lib, "fakenvml.c", "-lpthread", "-lm")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("gcc failed: %v\n%s", err, out)
@@ -261,7 +261,7 @@ func checkExports(t *testing.T, lib string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	syms, err := f.DynamicSymbols()
 	if err != nil {
 		t.Fatal(err)
@@ -744,12 +744,12 @@ func childBehaviour(t *testing.T, lib nvml.Interface) {
 
 	// Time-dependent values, checked against bounds on the scenario clock.
 	var util nvml.Utilization
-	lo, hi := clk.window(func() { util, ret = h[0].GetUtilizationRates() })
+	clk.window(func() { util, ret = h[0].GetUtilizationRates() })
 	must(t, "GetUtilizationRates", ret)
 	within(t, "GPU utilization", float64(util.Gpu), 25, 45)
 	eq(t, "memory utilization", util.Memory, 20)
 	var temp uint32
-	lo, hi = clk.window(func() { temp, ret = h[0].GetTemperature(nvml.TEMPERATURE_GPU) })
+	lo, hi := clk.window(func() { temp, ret = h[0].GetTemperature(nvml.TEMPERATURE_GPU) })
 	must(t, "GetTemperature", ret)
 	within(t, "temperature", float64(temp), math.Floor(54+0.5*lo), math.Ceil(54+0.5*hi))
 	tv, ret := h[0].GetTemperatureV().V1()

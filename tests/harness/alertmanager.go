@@ -4,6 +4,7 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -182,7 +183,7 @@ func (am *Alertmanager) start() {
 	if err != nil {
 		am.t.Fatal(err)
 	}
-	cmd := exec.Command(am.bin,
+	cmd := exec.CommandContext(context.Background(), am.bin,
 		"--config.file="+am.cfgPath,
 		"--storage.path="+am.storageDir,
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", am.port),
@@ -216,7 +217,7 @@ func (am *Alertmanager) start() {
 	defer tick.Stop()
 	var last error
 	for {
-		resp, err := client.Get(am.URL + "/-/ready")
+		resp, err := httpGet(client, am.URL+"/-/ready")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -281,7 +282,7 @@ func (am *Alertmanager) Log() string {
 // have not ended (resolved ones are not listed).
 func (am *Alertmanager) FetchAlerts() ([]AMAlert, error) {
 	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(am.URL + "/api/v2/alerts")
+	resp, err := httpGet(client, am.URL+"/api/v2/alerts")
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +296,7 @@ func (am *Alertmanager) FetchAlerts() ([]AMAlert, error) {
 	}
 	var alerts []AMAlert
 	if err := json.Unmarshal(body, &alerts); err != nil {
-		return nil, fmt.Errorf("GET /api/v2/alerts: %v: %s", err, body)
+		return nil, fmt.Errorf("GET /api/v2/alerts: %w: %s", err, body)
 	}
 	return alerts, nil
 }

@@ -66,7 +66,7 @@ func FreePort(t testing.TB) int {
 	portsMu.Lock()
 	defer portsMu.Unlock()
 	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("finding a free port: %v", err)
 		}
@@ -139,7 +139,7 @@ func StartCollector(t testing.TB, opts Options) *Collector {
 	}
 
 	args := append([]string{"--config", cfgPath}, opts.Args...)
-	cmd := exec.Command(Binary(t), args...)
+	cmd := exec.CommandContext(context.Background(), Binary(t), args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Dir = dir
@@ -183,7 +183,7 @@ func waitHealthy(port int, timeout time.Duration, exited <-chan struct{}, exitEr
 	defer tick.Stop()
 	var last error
 	for {
-		resp, err := client.Get(url)
+		resp, err := httpGet(client, url)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -195,9 +195,10 @@ func waitHealthy(port int, timeout time.Duration, exited <-chan struct{}, exitEr
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("%s exited before it was ready: %v", what, exitErr())
+			// As text: a clean exit's nil error has nothing to wrap.
+			return fmt.Errorf("%s exited before it was ready: %s", what, fmt.Sprint(exitErr()))
 		case <-deadline.C:
-			return fmt.Errorf("no healthy answer from %s within %s: %v", url, timeout, last)
+			return fmt.Errorf("no healthy answer from %s within %s: %w", url, timeout, last)
 		case <-tick.C:
 		}
 	}
@@ -236,7 +237,7 @@ func (c *Collector) Stop(t testing.TB) {
 		// Make sure nothing of the group outlives the test.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		var exitErr *exec.ExitError
-		if c.err != nil && !(errors.As(c.err, &exitErr) && strings.Contains(c.err.Error(), "signal: terminated")) {
+		if c.err != nil && (!errors.As(c.err, &exitErr) || !strings.Contains(c.err.Error(), "signal: terminated")) {
 			t.Errorf("%s exited uncleanly: %v", c.Name, c.err)
 		}
 	})

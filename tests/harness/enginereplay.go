@@ -5,6 +5,7 @@ package harness
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,7 @@ func engineReplayBinary(t testing.TB) string {
 			return
 		}
 		replayBin = filepath.Join(dir, "enginereplay")
-		cmd := exec.Command("go", "build", "-o", replayBin, "./tests/enginereplay/cmd/enginereplay")
+		cmd := exec.CommandContext(context.Background(), "go", "build", "-o", replayBin, "./tests/enginereplay/cmd/enginereplay")
 		cmd.Dir = RepoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			replayErr = err
@@ -49,7 +50,7 @@ func engineReplayBinary(t testing.TB) string {
 // and returns its base URL. The server is stopped when the test ends.
 func StartEngineReplay(t testing.TB, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(engineReplayBinary(t), append(args, "-listen", "127.0.0.1:0")...)
+	cmd := exec.CommandContext(context.Background(), engineReplayBinary(t), append(args, "-listen", "127.0.0.1:0")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -330,7 +330,7 @@ func startKubeProc(t testing.TB, name, logPath, bin string, args ...string) *kub
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Dir = filepath.Dir(logPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -396,7 +396,7 @@ func waitHTTP(t testing.TB, p *kubeProc, url string, roots *x509.CertPool, token
 	defer tick.Stop()
 	var last string
 	for {
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

@@ -50,7 +50,7 @@ func Image(t testing.TB) string {
 	if image == "" {
 		image = DefaultImage
 	}
-	if err := exec.Command(Podman(t), "image", "exists", image).Run(); err != nil {
+	if err := exec.CommandContext(context.Background(), Podman(t), "image", "exists", image).Run(); err != nil {
 		t.Fatalf("image %s not found (%v): run `make image`, or `make test` which builds it first", image, err)
 	}
 	return image
@@ -191,7 +191,7 @@ func StartContainer(t testing.TB, opts ContainerOptions) *Container {
 	}
 	args := append([]string{"run", "--rm", "--name", c.Name}, PodmanRunFlags(t)...)
 	args = append(append(append(args, opts.RunArgs...), opts.Image), opts.Args...)
-	c.cmd = exec.Command(podman, args...)
+	c.cmd = exec.CommandContext(context.Background(), podman, args...)
 	c.cmd.Stdout = logFile
 	c.cmd.Stderr = logFile
 	// The podman client in its own group, dying with the test process; the
@@ -269,7 +269,7 @@ func (c *Container) Stop(t testing.TB) {
 // PID returns the host PID of the container's main process (the collector).
 func (c *Container) PID(t testing.TB) int {
 	t.Helper()
-	out, err := exec.Command(c.podman, "inspect", "--format", "{{.State.Pid}}", c.Name).Output()
+	out, err := exec.CommandContext(context.Background(), c.podman, "inspect", "--format", "{{.State.Pid}}", c.Name).Output()
 	if err != nil {
 		t.Fatalf("podman inspect %s: %v", c.Name, err)
 	}

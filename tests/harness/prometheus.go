@@ -5,6 +5,7 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -170,7 +171,7 @@ func StartPrometheus(t testing.TB, opts PrometheusOptions) *Prometheus {
 	}
 	port := FreePort(t)
 	p.url = fmt.Sprintf("http://127.0.0.1:%d", port)
-	p.cmd = exec.Command(bin,
+	p.cmd = exec.CommandContext(context.Background(), bin,
 		"--config.file="+p.cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
@@ -253,7 +254,7 @@ func (p *Prometheus) waitReady(timeout time.Duration) error {
 	defer tick.Stop()
 	var last error
 	for {
-		resp, err := client.Get(p.url + "/-/ready")
+		resp, err := httpGet(client, p.url+"/-/ready")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -265,9 +266,10 @@ func (p *Prometheus) waitReady(timeout time.Duration) error {
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("prometheus exited before it was ready: %v", p.err)
+			// As text: a clean exit's nil error has nothing to wrap.
+			return fmt.Errorf("prometheus exited before it was ready: %s", fmt.Sprint(p.err))
 		case <-deadline.C:
-			return fmt.Errorf("no ready answer from %s/-/ready within %s: %v", p.url, timeout, last)
+			return fmt.Errorf("no ready answer from %s/-/ready within %s: %w", p.url, timeout, last)
 		case <-tick.C:
 		}
 	}
@@ -310,7 +312,12 @@ func (p *Prometheus) Stop(t testing.TB) {
 func (p *Prometheus) Reload(t testing.TB) {
 	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Post(p.url+"/-/reload", "", nil)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, p.url+"/-/reload", nil)
+	if err != nil {
+		t.Fatalf("reloading prometheus: %v", err)
+	}
+	req.Header.Set("Content-Type", "")
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("reloading prometheus: %v", err)
 	}
@@ -358,7 +365,7 @@ func (p *Prometheus) get(path string, params url.Values, out any) error {
 	if len(params) > 0 {
 		u += "?" + params.Encode()
 	}
-	resp, err := client.Get(u)
+	resp, err := httpGet(client, u)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", path, err)
 	}
@@ -374,13 +381,13 @@ func (p *Prometheus) get(path string, params url.Values, out any) error {
 		Error     string          `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return fmt.Errorf("GET %s: %s: not an API answer (%v): %.300s", path, resp.Status, err, body)
+		return fmt.Errorf("GET %s: %s: not an API answer (%w): %.300s", path, resp.Status, err, body)
 	}
 	if env.Status != "success" {
 		return &apiError{path: path, errorType: env.ErrorType, msg: env.Error}
 	}
 	if err := json.Unmarshal(env.Data, out); err != nil {
-		return fmt.Errorf("GET %s: decoding data: %v: %.300s", path, err, env.Data)
+		return fmt.Errorf("GET %s: decoding data: %w: %.300s", path, err, env.Data)
 	}
 	return nil
 }
@@ -412,13 +419,13 @@ func (p *Prometheus) QueryE(promql string) ([]PromSample, error) {
 			Value  [2]any            `json:"value"`
 		}
 		if err := json.Unmarshal(data.Result, &vec); err != nil {
-			return nil, fmt.Errorf("query %q: decoding vector: %v", promql, err)
+			return nil, fmt.Errorf("query %q: decoding vector: %w", promql, err)
 		}
 		out := make([]PromSample, 0, len(vec))
 		for _, s := range vec {
 			v, err := parse(s.Value)
 			if err != nil {
-				return nil, fmt.Errorf("query %q: %v", promql, err)
+				return nil, fmt.Errorf("query %q: %w", promql, err)
 			}
 			out = append(out, PromSample{Labels: s.Metric, Value: v})
 		}
@@ -426,11 +433,11 @@ func (p *Prometheus) QueryE(promql string) ([]PromSample, error) {
 	case "scalar":
 		var s [2]any
 		if err := json.Unmarshal(data.Result, &s); err != nil {
-			return nil, fmt.Errorf("query %q: decoding scalar: %v", promql, err)
+			return nil, fmt.Errorf("query %q: decoding scalar: %w", promql, err)
 		}
 		v, err := parse(s)
 		if err != nil {
-			return nil, fmt.Errorf("query %q: %v", promql, err)
+			return nil, fmt.Errorf("query %q: %w", promql, err)
 		}
 		return []PromSample{{Labels: map[string]string{}, Value: v}}, nil
 	default:

@@ -9,6 +9,7 @@ package hygiene
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -186,7 +187,7 @@ func AddHeader(syn Syntax, content []byte) ([]byte, bool) {
 
 // RepoRoot is the top of the git work tree holding dir.
 func RepoRoot(dir string) (string, error) {
-	cmd := exec.Command("git", "rev-parse", "--show-toplevel")
+	cmd := exec.CommandContext(context.Background(), "git", "rev-parse", "--show-toplevel")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
@@ -199,7 +200,7 @@ func RepoRoot(dir string) (string, error) {
 // ones and new ones not ignored (so a file is checked before it is added),
 // leaving out tracked files deleted from the work tree.
 func ListFiles(root string) ([]string, error) {
-	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd := exec.CommandContext(context.Background(), "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {

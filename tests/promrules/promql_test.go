@@ -155,7 +155,7 @@ func analyze(expr string) (analysis, error) {
 				continue // group_left without a label list
 			}
 			j := i + 2
-			for ; j < len(toks) && !(toks[j].kind == tokPunct && toks[j].text == ")"); j++ {
+			for ; j < len(toks) && (toks[j].kind != tokPunct || toks[j].text != ")"); j++ {
 				switch {
 				case toks[j].kind == tokIdent:
 					a.grouping = append(a.grouping, toks[j].text)

@@ -517,7 +517,7 @@ func TestPromtool(t *testing.T) {
 		append([]string{"check", "rules"}, ruleFiles...),
 		append([]string{"test", "rules"}, testFiles...),
 	} {
-		cmd := exec.Command(promtool, args...)
+		cmd := exec.CommandContext(t.Context(), promtool, args...)
 		cmd.Dir = repoRoot(t)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
 // gpuPid is the process the fake GPUs run (its /proc entry is written by
@@ -40,7 +41,7 @@ func fakeNVML() nvml.Interface {
 	s.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) { return &mock.GpmSample{}, nvml.SUCCESS }
 	s.GpmSampleFreeFunc = func(nvml.GpmSample) nvml.Return { return nvml.SUCCESS }
 	for i, dv := range s.Devices {
-		d := dv.(*dgxa100.Device)
+		d := dv.(*server.Device)
 		d.UUID = fmt.Sprintf("GPU-a100%04d-0000-4000-8000-%012d", i, i)
 		used := uint64(i+1) << 30
 		d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {

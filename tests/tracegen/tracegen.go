@@ -659,7 +659,9 @@ func dims(shapes ...[]int) string {
 // CPU-side events, GPU activity, and the process/thread metadata events.
 func (g *gen) write(w *bufio.Writer, base, first, last int64) (int, error) {
 	o := g.o
-	fmt.Fprintf(w, `{
+	// The header's error, as every buffered write's, comes back from the
+	// last write and from the caller's Flush.
+	_, _ = fmt.Fprintf(w, `{
   "schemaVersion": 1,
   "deviceProperties": [
     {
@@ -717,7 +719,9 @@ func (g *gen) write(w *bufio.Writer, base, first, last int64) (int, error) {
 			return 0, err
 		}
 	}
-	fmt.Fprintf(w, "\n  ],\n  \"traceName\": %q\n}\n", fmt.Sprintf("/tmp/libkineto_activities_%d.json", o.Pid))
+	if _, err := fmt.Fprintf(w, "\n  ],\n  \"traceName\": %q\n}\n", fmt.Sprintf("/tmp/libkineto_activities_%d.json", o.Pid)); err != nil {
+		return 0, err
+	}
 	return len(events), nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,11 +157,12 @@ func TestTraceStructure(t *testing.T) {
 				continue
 			}
 			addr, b := e.num("Addr"), e.num("Bytes")
-			if b > 0 {
+			switch {
+			case b > 0:
 				live[addr] = b
-			} else if live[addr] != -b {
+			case live[addr] != -b:
 				t.Errorf("free of %d bytes at %x, which holds %d", -b, addr, live[addr])
-			} else {
+			default:
 				delete(live, addr)
 			}
 		}
@@ -249,7 +251,7 @@ func TestImportsWithTheReceiversBuilder(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "kinetoparse")
-	build := exec.Command(goBin, "build", "-o", bin, "./internal/profiles/kineto/cmd/kinetoparse")
+	build := exec.CommandContext(t.Context(), goBin, "build", "-o", bin, "./internal/profiles/kineto/cmd/kinetoparse")
 	build.Dir = harness.RepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building kinetoparse: %v\n%s", err, out)
@@ -267,10 +269,10 @@ func TestImportsWithTheReceiversBuilder(t *testing.T) {
 		file  string
 		leaks int
 	}{{leaky, 1}, {clean, 0}} {
-		out, err := exec.Command(bin, "-import", c.file).Output()
+		out, err := exec.CommandContext(t.Context(), bin, "-import", c.file).Output()
 		if err != nil {
 			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 				stderr = ee.Stderr
 			}
 			t.Fatalf("kinetoparse -import %s: %v\n%s", c.file, err, stderr)

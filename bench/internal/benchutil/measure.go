@@ -5,6 +5,7 @@ package benchutil
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,9 +43,9 @@ func Measure(runs int, name string, args ...string) (Measured, error) {
 		var cmd *exec.Cmd
 		tv := TimeV()
 		if tv != "" {
-			cmd = exec.Command(tv, append([]string{"-v", name}, args...)...)
+			cmd = exec.CommandContext(context.Background(), tv, append([]string{"-v", name}, args...)...)
 		} else {
-			cmd = exec.Command(name, args...)
+			cmd = exec.CommandContext(context.Background(), name, args...)
 		}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -52,7 +53,7 @@ func Measure(runs int, name string, args ...string) (Measured, error) {
 		err := cmd.Run()
 		wall := time.Since(start)
 		if err != nil {
-			return best, fmt.Errorf("%v: %s", err, Tail(stderr.String()))
+			return best, fmt.Errorf("%w: %s", err, Tail(stderr.String()))
 		}
 		var rss int64
 		if tv != "" {
@@ -62,7 +63,7 @@ func Measure(runs int, name string, args ...string) (Measured, error) {
 			}
 			rss, _ = strconv.ParseInt(m[1], 10, 64)
 		} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = int64(ru.Maxrss) // KB on Linux
+			rss = int64(ru.Maxrss) //nolint:unconvert // KB on Linux; an int32 on 32-bit Linux, an int64 here
 		}
 		if i == 0 || wall < best.Wall {
 			best.Wall, best.Stdout = wall, stdout.Bytes()

@@ -195,7 +195,7 @@ func (r *Reader) readFile(name string, apply func([]byte) error) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w (check the demo's output directory permissions)", path, err)
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
 	off := r.offsets[name]
 	if st, err := fh.Stat(); err == nil && st.Size() < off {
 		// The file was truncated or replaced (a restarted demo): start over
@@ -234,7 +234,7 @@ func (r *Reader) readFile(name string, apply func([]byte) error) error {
 	}
 	r.offsets[name] = off
 	if bad > 0 {
-		return fmt.Errorf("%s: skipped %d line(s) that are not OTLP/JSON export requests (first at %v); configure the file exporter with format: json and no compression", path, bad, firstBad)
+		return fmt.Errorf("%s: skipped %d line(s) that are not OTLP/JSON export requests (first at %s); configure the file exporter with format: json and no compression", path, bad, firstBad.Error()) // as text: the skipped line's error is not this one's cause
 	}
 	return nil
 }

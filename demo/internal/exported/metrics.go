@@ -136,14 +136,6 @@ type histSnap struct {
 	counts []uint64
 }
 
-func (h *histSnap) total() uint64 {
-	var n uint64
-	for _, c := range h.counts {
-		n += c
-	}
-	return n
-}
-
 // histState keeps the recent cumulative snapshots of one histogram of one
 // engine, enough to difference the newest against the one LatencyWindow ago.
 type histState struct {

@@ -86,7 +86,7 @@ func timeStep(span time.Duration) time.Duration {
 			return s
 		}
 	}
-	return 24 * time.Hour * time.Duration(span/(10*24*time.Hour)+1)
+	return 24 * time.Hour * time.Duration(int64(span/(10*24*time.Hour))+1)
 }
 
 func fmtTick(v, step float64) string {

@@ -64,9 +64,9 @@ func synthetic() *exported.Data {
 			Waiting:   series(n, func(int) float64 { return 2 }),
 		}
 	}
-	inc := func(sec int, id, kind, state, sev string) exported.Incident {
+	inc := func(sec int, id, kind, sev string) exported.Incident {
 		return exported.Incident{
-			Time: at(sec), ID: id, Kind: kind, State: state, Severity: sev, Quadrant: "saturation",
+			Time: at(sec), ID: id, Kind: kind, State: "firing", Severity: sev, Quadrant: "saturation",
 			Body:    kind + " body for " + id,
 			Action:  "do something about " + id,
 			Subject: "subject of " + id,
@@ -74,7 +74,7 @@ func synthetic() *exported.Data {
 			Start: at(sec - 5), Score: 0.9,
 		}
 	}
-	leak := inc(200, "leak1", "gpu_memory_leak", "firing", "warning")
+	leak := inc(200, "leak1", "gpu_memory_leak", "warning")
 	leak.Body = `GPU memory grows <script>alert("x")</script> & more`
 	leak.TraceID, leak.SpanID = "0102030405060708090a0b0c0d0e0f10", "0a0b0c0d0e0f0001"
 	leak.Layer = "LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12/LlamaAttention_12"
@@ -92,14 +92,14 @@ func synthetic() *exported.Data {
 	leak.Drilldown = "profile /profiles/trace.json"
 	leakCrit := leak
 	leakCrit.Time, leakCrit.Severity = at(260), "critical"
-	kv := inc(300, "kv1", "kv_cache_saturation", "firing", "warning")
+	kv := inc(300, "kv1", "kv_cache_saturation", "warning")
 	kv.PID, kv.HwID, kv.Engine, kv.Model, kv.Target = 0, "", "vllm", "llama-3-8b", "http://127.0.0.1:8000/metrics"
 	kv.LayerStack = []exported.Layer{{Path: "LlamaForCausalLM", TimeNs: 12_500_000}}
 	kvRes := kv
 	kvRes.Time, kvRes.State, kvRes.Body = at(420), "resolved", "resolved after 2m: kv"
-	lat := inc(350, "lat1", "latency_spike", "firing", "critical")
+	lat := inc(350, "lat1", "latency_spike", "critical")
 	lat.PID = 0
-	tput := inc(500, "tp1", "throughput_drop", "firing", "warning")
+	tput := inc(500, "tp1", "throughput_drop", "warning")
 	d.Incidents = []exported.Incident{leak, leakCrit, kv, lat, kvRes, tput}
 	d.LeakSuspects = []exported.Incident{{
 		Time: at(100), Kind: exported.KindLeakSuspect, Layer: "LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12",
@@ -197,8 +197,8 @@ func TestReportContent(t *testing.T) {
 	if got := strings.Count(page, `<article class="card`); got != 4 {
 		t.Fatalf("%d cards, want 4", got)
 	}
-	card := page[strings.Index(page, `id="incident-leak1"`):]
-	card = card[:strings.Index(card, "</article>")]
+	card := from(t, page, `id="incident-leak1"`)
+	card = upTo(t, card, "</article>")
 	for _, want := range []string{
 		`<span class="badge critical">critical</span>`, `<span class="kind">gpu_memory_leak</span>`, "subject of leak1",
 		"2025-03-01 12:03:20 UTC", "still firing", "<dt>notifications</dt><dd>2</dd>",
@@ -215,8 +215,8 @@ func TestReportContent(t *testing.T) {
 	if strings.Count(card, `<ul class="stack">`) != 4 || strings.Count(card, "</li></ul>") != 4 {
 		t.Error("layer stack is not 4 nested levels")
 	}
-	kv := page[strings.Index(page, `<article class="card resolved" id="incident-kv1"`):]
-	kv = kv[:strings.Index(kv, "</article>")]
+	kv := from(t, page, `<article class="card resolved" id="incident-kv1"`)
+	kv = upTo(t, kv, "</article>")
 	for _, want := range []string{"2025-03-01 12:07:00 UTC (after 2m0s)", "kv_cache_saturation body for kv1", "12.5 ms"} {
 		if !strings.Contains(kv, want) {
 			t.Errorf("kv card lacks %q", want)
@@ -233,7 +233,7 @@ func TestReportContent(t *testing.T) {
 		t.Errorf("%d scripts, want only the measuring one", strings.Count(page, "<script>"))
 	}
 	// Leak suspects.
-	ls := page[strings.Index(page, `id="leak-suspects"`):]
+	ls := from(t, page, `id="leak-suspects"`)
 	if !strings.Contains(ls, "1.76 GiB") || !strings.Contains(ls, "LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12") {
 		t.Error("leak suspect row incomplete")
 	}
@@ -296,4 +296,24 @@ func TestFormat(t *testing.T) {
 	if got := fmtTick(25000, 5000); got != "25,000" {
 		t.Errorf("tick %q", got)
 	}
+}
+
+// from returns s from the first sub on; the test fails when s has none.
+func from(t *testing.T, s, sub string) string {
+	t.Helper()
+	i := strings.Index(s, sub)
+	if i < 0 {
+		t.Fatalf("no %q in the report", sub)
+	}
+	return s[i:]
+}
+
+// upTo returns s up to the first sub; the test fails when s has none.
+func upTo(t *testing.T, s, sub string) string {
+	t.Helper()
+	i := strings.Index(s, sub)
+	if i < 0 {
+		t.Fatalf("no %q in the report", sub)
+	}
+	return s[:i]
 }

@@ -267,13 +267,14 @@ func validNumber(b []byte) bool {
 	if i >= len(b) {
 		return false
 	}
-	if b[i] == '0' {
+	switch {
+	case b[i] == '0':
 		i++
-	} else if b[i] >= '1' && b[i] <= '9' {
+	case b[i] >= '1' && b[i] <= '9':
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
-	} else {
+	default:
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
@@ -576,7 +577,8 @@ func (p *parser) str() []byte {
 // strSlow continues str from buf[start:pos] (plain bytes) decoding escapes
 // into p.scratch.
 func (p *parser) strSlow(start int) []byte {
-	out := append(p.scratch[:0], p.buf[start:p.pos]...)
+	out := p.scratch[:0]
+	out = append(out, p.buf[start:p.pos]...)
 	for {
 		for p.pos < p.end {
 			c := p.buf[p.pos]

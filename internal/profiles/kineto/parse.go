@@ -105,7 +105,7 @@ func ParseFile(path string, opts Options, h Handler) (Metadata, error) {
 	if err != nil {
 		return Metadata{Rank: -1, WorldSize: -1}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	r, err := Open(f)
 	if err != nil {
 		return Metadata{Rank: -1, WorldSize: -1}, fmt.Errorf("%s: %w", path, err)
@@ -195,7 +195,6 @@ type parser struct {
 	read  int64 // bytes read from r
 	limit int64
 	eof   bool
-	rerr  error // read error other than io.EOF
 
 	// mark, when >= 0, is a position in buf whose bytes fill keeps (it is
 	// moved along on compaction). markCap bounds what is kept: past it the

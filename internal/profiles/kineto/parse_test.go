@@ -29,10 +29,10 @@ type rec struct {
 	Args           Args
 }
 
-func collect(t testing.TB, doc string, opts Options) ([]rec, Metadata, error) {
+func collect(t testing.TB, doc string) ([]rec, Metadata, error) {
 	t.Helper()
 	var out []rec
-	md, err := Parse(strings.NewReader(doc), opts, HandlerFunc(func(e *Event) error {
+	md, err := Parse(strings.NewReader(doc), Options{}, HandlerFunc(func(e *Event) error {
 		r := rec{e.Phase, e.Cat, e.Name, e.Pid, e.Tid, e.PidStr, e.TidStr, e.TsNs, e.DurNs, e.HasTs, e.HasDur, e.ID, e.BindPoint, e.Args}
 		r.Args.Other = append([]KV(nil), e.Args.Other...)
 		if len(r.Args.Other) == 0 {
@@ -46,7 +46,7 @@ func collect(t testing.TB, doc string, opts Options) ([]rec, Metadata, error) {
 
 func mustParse(t *testing.T, doc string) ([]rec, Metadata) {
 	t.Helper()
-	evs, md, err := collect(t, doc, Options{})
+	evs, md, err := collect(t, doc)
 	if err != nil {
 		t.Fatalf("Parse: %v\ndoc: %s", err, doc)
 	}
@@ -386,7 +386,7 @@ func TestSyntaxErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.doc, func(t *testing.T) {
-			_, _, err := collect(t, tt.doc, Options{})
+			_, _, err := collect(t, tt.doc)
 			var se *SyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v, want a SyntaxError", err)
@@ -403,11 +403,11 @@ func TestSyntaxErrors(t *testing.T) {
 
 func TestDeepNesting(t *testing.T) {
 	doc := `{"x": ` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `, "traceEvents": []}`
-	if _, _, err := collect(t, doc, Options{}); err == nil || !strings.Contains(err.Error(), "nesting too deep") {
+	if _, _, err := collect(t, doc); err == nil || !strings.Contains(err.Error(), "nesting too deep") {
 		t.Errorf("err = %v", err)
 	}
 	doc = `{"x": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `, "traceEvents": []}`
-	if _, _, err := collect(t, doc, Options{}); err != nil {
+	if _, _, err := collect(t, doc); err != nil {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -443,13 +443,13 @@ const smallDoc = `{
 // Every strict prefix of a document fails (with a SyntaxError), never
 // panics, and never reports success; the full document succeeds.
 func TestTruncationAtEveryOffset(t *testing.T) {
-	full, fullMD, err := collect(t, smallDoc, Options{})
+	full, fullMD, err := collect(t, smallDoc)
 	if err != nil || len(full) != 4 || fullMD.Events != 4 {
 		t.Fatalf("full document: %v, %d events", err, len(full))
 	}
 	complete := len(strings.TrimRight(smallDoc, " \n"))
 	for n := range len(smallDoc) {
-		evs, md, err := collect(t, smallDoc[:n], Options{})
+		evs, md, err := collect(t, smallDoc[:n])
 		if n >= complete {
 			if err != nil || len(evs) != 4 {
 				t.Errorf("prefix %d (complete): %v", n, err)
@@ -478,7 +478,7 @@ func TestTruncationAtEveryOffset(t *testing.T) {
 // Reading one byte at a time (and with data and EOF together) gives the
 // same result as reading all at once: buffer refills at every position.
 func TestReaderShapes(t *testing.T) {
-	want, wantMD, err := collect(t, smallDoc, Options{})
+	want, wantMD, err := collect(t, smallDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +525,7 @@ func TestLongTokens(t *testing.T) {
 	}
 	// A number longer than the token bound is an error, not a buffer
 	// growing without end.
-	_, _, err := collect(t, `{"traceEvents": [{"ts": 1`+strings.Repeat("0", 2<<20)+`}]}`, Options{})
+	_, _, err := collect(t, `{"traceEvents": [{"ts": 1`+strings.Repeat("0", 2<<20)+`}]}`)
 	var se *SyntaxError
 	if !errors.As(err, &se) || !strings.Contains(se.Msg, "too long") {
 		t.Errorf("err = %v", err)
@@ -542,7 +542,7 @@ func TestHandlerError(t *testing.T) {
 		}
 		return nil
 	}))
-	if err != stop || n != 2 || md.Events != 2 {
+	if !errors.Is(err, stop) || n != 2 || md.Events != 2 {
 		t.Errorf("err %v, n %d, events %d", err, n, md.Events)
 	}
 }
@@ -553,7 +553,7 @@ func TestHandlerPanicPropagates(t *testing.T) {
 			t.Errorf("recovered %v", r)
 		}
 	}()
-	Parse(strings.NewReader(smallDoc), Options{}, HandlerFunc(func(e *Event) error { panic("boom") }))
+	_, _ = Parse(strings.NewReader(smallDoc), Options{}, HandlerFunc(func(e *Event) error { panic("boom") }))
 }
 
 type errReader struct{ err error }
@@ -573,7 +573,9 @@ func gz(t testing.TB, b []byte, streams int) []byte {
 	per := (len(b) + streams - 1) / streams
 	for i := 0; i < streams; i++ {
 		w := gzip.NewWriter(&buf)
-		w.Write(b[min(i*per, len(b)):min((i+1)*per, len(b))])
+		if _, err := w.Write(b[min(i*per, len(b)):min((i+1)*per, len(b))]); err != nil {
+			t.Fatal(err)
+		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -634,7 +636,9 @@ func TestParseFile(t *testing.T) {
 		t.Fatalf("%v, %d events", err, md.Events)
 	}
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"traceEvents": [`), 0o644)
+	if err := os.WriteFile(bad, []byte(`{"traceEvents": [`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err = ParseFile(bad, Options{}, HandlerFunc(func(*Event) error { return nil }))
 	var se *SyntaxError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), bad) {
@@ -684,7 +688,9 @@ func TestAllocsPerEvent(t *testing.T) {
 	sb.WriteString(`{}]}`)
 	doc := sb.String()
 	allocs := testing.AllocsPerRun(5, func() {
-		Parse(strings.NewReader(doc), Options{}, HandlerFunc(func(*Event) error { return nil }))
+		if _, err := Parse(strings.NewReader(doc), Options{}, HandlerFunc(func(*Event) error { return nil })); err != nil {
+			t.Fatal(err)
+		}
 	})
 	if allocs > 100 {
 		t.Errorf("%.0f allocations for 10,001 events", allocs)

@@ -232,7 +232,7 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 		mem := t.memory(st)
 		modules = mem.modules
 		b.emitMetrics(res.Metrics, mem, off, winStart, winEnd, file, st)
-		b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winStart, winEnd, file, st)
+		b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winEnd, file, st)
 		t.memNode, b.mems = nil, nil
 	}()
 	err := b.emitSpans(resource, batchSpans, emit, t, keep, tid, ids, off, winStart, winEnd, base, st)
@@ -316,13 +316,12 @@ func (t *tree) selectSpans(st *Stats) []bool {
 	}
 	st.SpansDropped = int64(eligible - max(budget, 0))
 	left := max(budget, 0)
-	take := func(i int32) bool {
+	take := func(i int32) {
 		if left == 0 || keep[i] {
-			return false
+			return
 		}
 		keep[i] = true
 		left--
-		return true
 	}
 	// GPU time of each node: launched activity's duration added to its
 	// parent chain.

@@ -86,7 +86,6 @@ func (t *tree) memory(st *Stats) *memAccount {
 	for i := range keys {
 		order[i] = int32(keys[i].d)
 	}
-	keys = nil
 	acc.order = order
 
 	groups := make(map[groupKey]int32)
@@ -222,7 +221,7 @@ func (b *Builder) emitMetrics(md pmetric.Metrics, acc *memAccount, off, winStart
 }
 
 func (b *Builder) emitLeaks(ld plog.Logs, t *tree, acc *memAccount, keep []bool, tid pcommon.TraceID, ids signals.SpanIDs,
-	winStart, winEnd int64, file string, st *Stats) {
+	winEnd int64, file string, st *Stats) {
 	sl := signals.NewScopeLogs(ld)
 	if b.opts.LeakSuspects < 0 {
 		return

@@ -49,7 +49,6 @@ func (t *tree) buildCPUTree() {
 	for j := range keys {
 		cpu[j] = int32(keys[j].d)
 	}
-	keys = nil
 	mems := t.b.mems
 	memKeys := make([]sortKey, len(mems))
 	for i := range mems {
@@ -60,7 +59,6 @@ func (t *tree) buildCPUTree() {
 	for i := range memKeys {
 		memOrder[i] = int32(memKeys[i].d)
 	}
-	memKeys = nil
 	t.memNode = make([]int32, len(mems))
 	stack := make([]int32, 0, 64)
 	ci, mi := 0, 0

@@ -258,7 +258,7 @@ func rowsOfFile(path string) ([]byte, error) {
 		}
 		out[table] = map[string]any{"cols": names, "rows": rows}
 	}
-	im.db.Close()
+	_ = im.db.Close() // opened read only
 	return json.Marshal(out)
 }
 
@@ -328,7 +328,7 @@ func importDBRaw(path string) rawDB {
 	}
 	s, err := probe(db, path)
 	if err != nil {
-		db.Close()
+		_ = db.Close() // opened read only; the probe's error is the one to report
 		return rawDB{err: err}
 	}
 	return rawDB{db: db, s: s}

@@ -120,7 +120,7 @@ func ImportFile(path string, opts Options, batchSpans int, emit func(ptrace.Trac
 	if err != nil {
 		return res, fmt.Errorf("%s: opening the SQLite export: %w", path, err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }() // opened read only: a failed close loses nothing
 	// One connection: the import is sequential, and every connection
 	// would hold its own page cache.
 	db.SetMaxOpenConns(1)
@@ -157,7 +157,7 @@ func checkHeader(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	buf := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {

@@ -40,9 +40,13 @@ func makeDB(t *testing.T, stmts []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
 	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
+		if _, err := db.ExecContext(t.Context(), s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
@@ -499,8 +503,12 @@ func TestReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE INDEX k ON CUPTI_ACTIVITY_KIND_KERNEL(correlationId)`); err == nil {
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if _, err := db.ExecContext(t.Context(), `CREATE INDEX k ON CUPTI_ACTIVITY_KIND_KERNEL(correlationId)`); err == nil {
 		t.Error("the export was opened writable")
 	}
 	ents, _ := os.ReadDir(filepath.Dir(path))
@@ -520,8 +528,8 @@ func TestParseRequest(t *testing.T) {
 		"aten::mm, seq = 12, op_id = 3, sizes = [[4, 8]]": "",
 	} {
 		l, ok := parseRequest(text)
-		if got := ""; ok {
-			got = l.trace.String()
+		if ok {
+			got := l.trace.String()
 			if got != want {
 				t.Errorf("%q: %s, want %s", text, got, want)
 			}
@@ -556,10 +564,10 @@ func TestClock(t *testing.T) {
 		t.Errorf("clock %q, want %q", c, want)
 	}
 
-	replace := func(stmts []string, old, new string) []string {
+	replace := func(stmts []string, old, repl string) []string {
 		out := slices.Clone(stmts)
 		for i, s := range out {
-			out[i] = strings.ReplaceAll(s, old, new)
+			out[i] = strings.ReplaceAll(s, old, repl)
 		}
 		return out
 	}

@@ -15,6 +15,7 @@ package nsys
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"net/url"
@@ -104,20 +105,20 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 // probe reads the tables and, for the tables the importer uses, their
 // columns.
 func probe(db *sql.DB, name string) (schema, error) {
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type IN ('table','view')`)
+	rows, err := db.QueryContext(context.Background(), `SELECT name FROM sqlite_master WHERE type IN ('table','view')`)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the SQLite schema (%v): the file is damaged or not an SQLite database; re-export it with `nsys export --type sqlite`", name, err)
+		return nil, fmt.Errorf("%s: cannot read the SQLite schema (%s): the file is damaged or not an SQLite database; re-export it with `nsys export --type sqlite`", name, err.Error()) // as text: the driver's error is no cause callers tell apart
 	}
 	var tables []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			rows.Close()
+			_ = rows.Close() // the Scan's error is the one to report
 			return nil, fmt.Errorf("%s: reading the SQLite schema: %w", name, err)
 		}
 		tables = append(tables, t)
 	}
-	rows.Close()
+	_ = rows.Close() // rows.Err, below, reports the iteration's error
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%s: reading the SQLite schema: %w", name, err)
 	}
@@ -130,7 +131,7 @@ func probe(db *sql.DB, name string) (schema, error) {
 			continue
 		}
 		cols := map[string]bool{}
-		r, err := db.Query(`PRAGMA table_info(` + quoteIdent(t) + `)`)
+		r, err := db.QueryContext(context.Background(), `PRAGMA table_info(`+quoteIdent(t)+`)`)
 		if err != nil {
 			return nil, fmt.Errorf("%s: reading the columns of %s: %w", name, t, err)
 		}
@@ -144,12 +145,12 @@ func probe(db *sql.DB, name string) (schema, error) {
 				pk      int
 			)
 			if err := r.Scan(&cid, &cname, &ctype, &notnull, &dflt, &pk); err != nil {
-				r.Close()
+				_ = r.Close() // the Scan's error is the one to report
 				return nil, fmt.Errorf("%s: reading the columns of %s: %w", name, t, err)
 			}
 			cols[cname] = true
 		}
-		r.Close()
+		_ = r.Close() // r.Err, below, reports the iteration's error
 		if err := r.Err(); err != nil {
 			return nil, fmt.Errorf("%s: reading the columns of %s: %w", name, t, err)
 		}
@@ -171,11 +172,11 @@ func scan(db *sql.DB, s schema, name, table string, cols []string, fn func(vals 
 			sel[i] = "NULL"
 		}
 	}
-	rows, err := db.Query(`SELECT ` + strings.Join(sel, ", ") + ` FROM ` + quoteIdent(table))
+	rows, err := db.QueryContext(context.Background(), `SELECT `+strings.Join(sel, ", ")+` FROM `+quoteIdent(table))
 	if err != nil {
 		return fmt.Errorf("%s: reading %s: %w", name, table, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }() // rows.Err reports the iteration's error
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {

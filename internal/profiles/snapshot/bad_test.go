@@ -6,7 +6,6 @@ package snapshot
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -69,7 +68,7 @@ func TestHostilePickleMemory(t *testing.T) {
 		})
 		t.Logf("marked=%v: %d-byte file, %d bytes allocated (%.1f× the file): %v", marked, len(data), got, float64(got)/float64(len(data)), err)
 		require.Error(t, err)
-		assert.True(t, errors.Is(err, ErrMemoryBudget), "%v", err)
+		require.ErrorIs(t, err, ErrMemoryBudget, "%v", err)
 		assert.Contains(t, err.Error(), "lists.pickle: byte ")
 		assert.Contains(t, err.Error(), "MiB limit")
 		assert.Less(t, got, uint64(4*len(data)), "allocated %d bytes for a %d-byte file", got, len(data))
@@ -87,7 +86,7 @@ func TestFixturesWithinBudget(t *testing.T) {
 			continue
 		}
 		_, err := ImportFile(f, Options{})
-		assert.NoError(t, err, f)
+		require.NoError(t, err, f)
 	}
 	if _, err := os.Stat("testdata/snapshot_p2.pickle"); err != nil {
 		t.Fatal(err)

@@ -457,7 +457,7 @@ func (a *analysis) emit(opts Options, mtime time.Time) Result {
 	a.fillResource(rl.Resource())
 	sl := rl.ScopeLogs().AppendEmpty()
 	sl.Scope().SetName(signals.ScopeName)
-	a.emitLeaks(sl, opts, devs, end)
+	a.emitLeaks(sl, opts, end)
 	a.emitOOMs(sl, devs, end)
 	return Result{Metrics: md, Logs: ld, Summary: *sum}
 }
@@ -471,7 +471,7 @@ func (a *analysis) fillResource(r pcommon.Resource) {
 // emitLeaks reports the sites whose allocations from the first half of a
 // device's trace ring are all still alive at its end (see the package
 // comment).
-func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, devs map[int64]*deviceState, end pcommon.Timestamp) {
+func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, end pcommon.Timestamp) {
 	if opts.LeakSuspects < 0 {
 		return
 	}

@@ -5,6 +5,7 @@ package snapshot
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -22,7 +23,7 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 func decodeJSON(rd *reader, s *store) (value, error) {
 	src := readerFunc(func(p []byte) (int, error) {
 		if rd.pos == rd.end && !rd.fill() {
-			if rd.err == nil || rd.err == io.ErrUnexpectedEOF {
+			if rd.err == nil || errors.Is(rd.err, io.ErrUnexpectedEOF) {
 				return 0, io.EOF
 			}
 			return 0, rd.err
@@ -48,10 +49,10 @@ func decodeJSON(rd *reader, s *store) (value, error) {
 		}
 		tok, err := dec.Token()
 		if err != nil {
-			if rd.err != nil && rd.err != io.ErrUnexpectedEOF {
+			if rd.err != nil && !errors.Is(rd.err, io.ErrUnexpectedEOF) {
 				return value{}, rd.err
 			}
-			return value{}, fmt.Errorf("%s: invalid JSON near byte %d: %v; the file is incomplete or not a memory snapshot", rd.name, dec.InputOffset(), err)
+			return value{}, fmt.Errorf("%s: invalid JSON near byte %d: %s; the file is incomplete or not a memory snapshot", rd.name, dec.InputOffset(), err.Error()) // as text: not wrapped, so a decoder's io.ErrUnexpectedEOF is not taken for a truncated read
 		}
 		var v value
 		switch t := tok.(type) {

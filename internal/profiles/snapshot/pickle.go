@@ -75,7 +75,7 @@ func (r *reader) byte() (byte, error) {
 }
 
 func (r *reader) failure() error {
-	if r.err == nil || r.err == io.ErrUnexpectedEOF {
+	if r.err == nil || errors.Is(r.err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%s: truncated at byte %d (the pickle ends before its STOP opcode): the file is incomplete; was the process killed while writing it?", r.name, r.offset())
 	}
 	return r.err
@@ -255,16 +255,16 @@ func (d *decoder) memoGet(idx uint64) error {
 	return nil
 }
 
-func (d *decoder) container(v value, want ...uint8) (bool, error) {
+func (d *decoder) container(v value, want ...uint8) bool {
 	if v.k == kCont {
 		k := d.s.conts[v.ref].kind
 		for _, w := range want {
 			if k == w {
-				return true, nil
+				return true
 			}
 		}
 	}
-	return false, nil
+	return false
 }
 
 func (d *decoder) intValue(n int64) { d.push(value{k: kInt, n: n}) }
@@ -691,7 +691,7 @@ func (d *decoder) putTop(idx uint64) error {
 }
 
 func (d *decoder) appendTo(l value, items []value) error {
-	if ok, _ := d.container(l, cList, cStack, cTrace); !ok {
+	if ok := d.container(l, cList, cStack, cTrace); !ok {
 		return d.errf("APPEND to something that is not a list; the file is corrupt")
 	}
 	d.s.appendItems(l, items)
@@ -699,7 +699,7 @@ func (d *decoder) appendTo(l value, items []value) error {
 }
 
 func (d *decoder) setIn(dv value, items []value) error {
-	if ok, _ := d.container(dv, cDict, cEntry, cBlock, cSegment, cFrame); !ok {
+	if ok := d.container(dv, cDict, cEntry, cBlock, cSegment, cFrame); !ok {
 		return d.errf("SETITEM on something that is not a dict; the file is corrupt")
 	}
 	d.s.setItems(dv, items)

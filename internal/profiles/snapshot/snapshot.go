@@ -82,7 +82,7 @@ func ImportFile(path string, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	var mtime time.Time
 	if st, err := f.Stat(); err == nil {
 		mtime = st.ModTime()
@@ -106,7 +106,7 @@ func importReader(r io.Reader, name string, opts Options, mtime time.Time) (Resu
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: not a valid gzip file: %w", name, err)
 		}
-		defer zr.Close()
+		defer func() { _ = zr.Close() }() // the reads report the stream's errors
 		in = zr
 	}
 	rd := newReader(in, name, opts.MaxBytes)
@@ -115,17 +115,17 @@ func importReader(r io.Reader, name string, opts Options, mtime time.Time) (Resu
 	format := "pickle"
 	first, err := rd.byte()
 	if err != nil {
-		if rd.err != nil && rd.err != io.ErrUnexpectedEOF {
+		if rd.err != nil && !errors.Is(rd.err, io.ErrUnexpectedEOF) {
 			return Result{}, rd.err
 		}
 		return Result{}, fmt.Errorf("%s: empty file: not a CUDA memory snapshot", name)
 	}
 	rd.pos--
-	switch {
-	case first == '{' || first == '[' || first == ' ' || first == '\n' || first == '\r' || first == '\t' || first == 0xef:
+	switch first {
+	case '{', '[', ' ', '\n', '\r', '\t', 0xef:
 		format = "json"
 		top, err = decodeJSON(rd, s)
-	case first == 0x80:
+	case 0x80:
 		d := &decoder{r: rd, s: s}
 		top, err = d.run()
 	default:

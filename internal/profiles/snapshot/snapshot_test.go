@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -179,7 +178,7 @@ func TestRefusesCode(t *testing.T) {
 	for f, op := range map[string]string{"malicious.pickle": "GLOBAL (posix.system)", "malicious_p4.pickle": "STACK_GLOBAL (posix.system)"} {
 		_, err := ImportFile(filepath.Join("testdata", f), Options{})
 		require.Error(t, err, f)
-		assert.True(t, errors.Is(err, ErrRefused))
+		require.ErrorIs(t, err, ErrRefused)
 		assert.Contains(t, err.Error(), f)
 		assert.Contains(t, err.Error(), op)
 	}
@@ -187,7 +186,7 @@ func TestRefusesCode(t *testing.T) {
 	for op, name := range refused {
 		_, err := Import(bytes.NewReader([]byte{0x80, 2, op, '\n', '\n', '.'}), "x.pickle", Options{})
 		require.Error(t, err)
-		assert.True(t, errors.Is(err, ErrRefused), name)
+		require.ErrorIs(t, err, ErrRefused, name)
 		assert.Contains(t, err.Error(), name)
 	}
 }

@@ -209,11 +209,11 @@ func (s *store) strOf(v value) (string, bool) {
 	return s.strs[v.ref], true
 }
 
-func intOf(v value) (int64, bool) {
+func intOf(v value) int64 {
 	if v.k == kInt || v.k == kBool {
-		return v.n, true
+		return v.n
 	}
-	return 0, false
+	return 0
 }
 
 // contOf returns v's container, or nil.
@@ -245,7 +245,7 @@ func (s *store) setItems(c value, items []value) {
 				case "name":
 					f.name, _ = s.strOf(items[i+1])
 				case "line":
-					f.line, _ = intOf(items[i+1])
+					f.line = intOf(items[i+1])
 				}
 			}
 			ct.kind, ct.ref = cFrame, s.internFrame(f)
@@ -487,15 +487,15 @@ func (s *store) setEntry(e *entry, key string, v value) {
 		a, _ := s.strOf(v)
 		e.action = actionOf(a)
 	case "addr":
-		e.addr, _ = intOf(v)
+		e.addr = intOf(v)
 	case "device_free":
-		e.deviceFree, _ = intOf(v)
+		e.deviceFree = intOf(v)
 	case "size":
-		e.size, _ = intOf(v)
+		e.size = intOf(v)
 	case "stream":
-		e.stream, _ = intOf(v)
+		e.stream = intOf(v)
 	case "time_us":
-		e.timeUS, _ = intOf(v)
+		e.timeUS = intOf(v)
 	case "frames":
 		e.stack = s.stackOf(v)
 	case "user_metadata":
@@ -506,11 +506,11 @@ func (s *store) setEntry(e *entry, key string, v value) {
 func (s *store) setBlock(b *block, key string, v value) {
 	switch key {
 	case "address":
-		b.addr, _ = intOf(v)
+		b.addr = intOf(v)
 	case "size":
-		b.size, _ = intOf(v)
+		b.size = intOf(v)
 	case "requested_size":
-		b.requested, _ = intOf(v)
+		b.requested = intOf(v)
 	case "state":
 		switch st, _ := s.strOf(v); st {
 		case "active_allocated":
@@ -539,19 +539,19 @@ func (s *store) setBlock(b *block, key string, v value) {
 func (s *store) setSegment(g *segment, key string, v value) {
 	switch key {
 	case "device":
-		g.device, _ = intOf(v)
+		g.device = intOf(v)
 	case "address":
-		g.addr, _ = intOf(v)
+		g.addr = intOf(v)
 	case "total_size":
-		g.total, _ = intOf(v)
+		g.total = intOf(v)
 	case "allocated_size":
-		g.allocated, _ = intOf(v)
+		g.allocated = intOf(v)
 	case "active_size":
-		g.active, _ = intOf(v)
+		g.active = intOf(v)
 	case "requested_size":
-		g.requested, _ = intOf(v)
+		g.requested = intOf(v)
 	case "stream":
-		g.stream, _ = intOf(v)
+		g.stream = intOf(v)
 	case "segment_type":
 		g.segType, _ = s.strOf(v)
 	case "blocks":

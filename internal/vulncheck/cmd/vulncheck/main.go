@@ -59,7 +59,7 @@ func runDB(args []string) error {
 		return err
 	}
 	d, err := vulncheck.ReadDownload(f, *sum)
-	f.Close()
+	_ = f.Close() // read only: a failed close loses nothing
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func runCheck(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer af.Close()
+	defer func() { _ = af.Close() }() // read only: a failed close loses nothing
 	allow, err := vulncheck.ReadAllowlist(af, *allowPath)
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func runCheck(args []string) error {
 			return err
 		}
 		found, err := vulncheck.ReadFindings(f, filepath.Base(p))
-		f.Close()
+		_ = f.Close() // read only: a failed close loses nothing
 		if err != nil {
 			return err
 		}

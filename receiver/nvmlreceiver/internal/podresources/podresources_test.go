@@ -120,7 +120,7 @@ func socketPath(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // best effort, as t.TempDir's own cleanup
 	return filepath.Join(dir, "kubelet.sock")
 }
 
@@ -128,7 +128,7 @@ func socketPath(t *testing.T) string {
 // function stops it, removing the socket; it is also called at cleanup.
 func serve(t *testing.T, path string, k *fakeKubelet) (stop func()) {
 	t.Helper()
-	lis, err := net.Listen("unix", path)
+	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +484,7 @@ func TestWarningsAreRateLimited(t *testing.T) {
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // the test is over; its assertions are made
 
 	// With the failures continuing, the warning repeats, but not at every
 	// failure.

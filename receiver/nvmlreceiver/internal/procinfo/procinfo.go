@@ -121,15 +121,14 @@ func (r *Reader) Lookup(pid uint32) (Info, error) {
 	// hands while its files were read, the start time no longer matches and
 	// the mixed reading is not remembered either.
 	if statErr == nil && complete {
-		if again, err := readStartTime(statPath); err != nil || again != start {
-			return info, nil
+		if again, err := readStartTime(statPath); err == nil && again == start {
+			r.mu.Lock()
+			if len(r.cache) >= r.maxEntries {
+				clear(r.cache)
+			}
+			r.cache[pid] = cacheEntry{startTime: start, dir: dir, statPath: statPath, info: info}
+			r.mu.Unlock()
 		}
-		r.mu.Lock()
-		if len(r.cache) >= r.maxEntries {
-			clear(r.cache)
-		}
-		r.cache[pid] = cacheEntry{startTime: start, dir: dir, statPath: statPath, info: info}
-		r.mu.Unlock()
 	}
 	return info, nil
 }
@@ -157,19 +156,21 @@ func (r *Reader) pidDir(pid uint32) string {
 func readInfo(dir string) (info Info, complete bool, err error) {
 	complete = true
 	comm, err := os.ReadFile(dir + "/comm")
-	if err == nil {
+	switch {
+	case err == nil:
 		info.ExecutableName = strings.TrimSuffix(string(comm), "\n")
-	} else if processGone(err, dir) {
+	case processGone(err, dir):
 		return Info{}, false, err
-	} else {
+	default:
 		complete = false
 	}
 	cgroup, err := os.ReadFile(dir + "/cgroup")
-	if err == nil {
+	switch {
+	case err == nil:
 		info.ContainerID, info.PodUID = parseCgroup(string(cgroup))
-	} else if processGone(err, dir) {
+	case processGone(err, dir):
 		return Info{}, false, err
-	} else {
+	default:
 		complete = false
 	}
 	return info, complete, nil
@@ -210,7 +211,7 @@ func readStartTime(path string) (uint64, error) {
 	if err != nil {
 		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }() // read only: a failed close loses nothing
 	var buf [statBufSize]byte
 	n := 0
 	for n < len(buf) {
@@ -233,7 +234,7 @@ func readStartTime(path string) (uint64, error) {
 func retryEINTR(f func() (int, error)) (int, error) {
 	for {
 		n, err := f()
-		if err != syscall.EINTR {
+		if !errors.Is(err, syscall.EINTR) {
 			return n, err
 		}
 	}

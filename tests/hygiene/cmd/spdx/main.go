@@ -20,7 +20,9 @@ import (
 func main() {
 	check := flag.Bool("check", false, "change nothing: list the files lacking the header and exit 1 if any")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: spdx [-check] [file ...]\n\n"+
+		// Terminal output (here and below in this file): a write to stdout or
+		// stderr that fails has nowhere to be reported, so its error is dropped.
+		_, _ = fmt.Fprintf(flag.CommandLine.Output(), "usage: spdx [-check] [file ...]\n\n"+
 			"Adds %q and %q to the leading comment of each file lacking them.\n", hygiene.CopyrightText, hygiene.LicenseText)
 		flag.PrintDefaults()
 	}

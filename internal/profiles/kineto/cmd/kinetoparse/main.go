@@ -36,7 +36,11 @@ type summary struct {
 	LeakSuspects int `json:"leak_suspects,omitempty"`
 }
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is main but for the exit, so that the CPU profile's deferred stop
+// runs (and flushes it) whatever the exit code.
+func run() int {
 	maxBytes := flag.Int64("max-bytes", 0, "fail past this many decompressed bytes (0: no limit)")
 	full := flag.Bool("import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
@@ -49,13 +53,13 @@ func main() {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
-			os.Exit(1)
+			return 1
 		}
 		defer pprof.StopCPUProfile()
 	}
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: kinetoparse [-max-bytes N] FILE...")
-		os.Exit(2)
+		return 2
 	}
 	enc := json.NewEncoder(os.Stdout)
 	for _, path := range flag.Args() {
@@ -93,7 +97,7 @@ func main() {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
-			os.Exit(1)
+			return 1
 		}
 		for ph, n := range phases {
 			if n > 0 {
@@ -103,7 +107,8 @@ func main() {
 		s.Events, s.Metadata = md.Events, md
 		if err := enc.Encode(s); err != nil {
 			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
-			os.Exit(1)
+			return 1
 		}
 	}
+	return 0
 }

@@ -19,13 +19,17 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/snapshot"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is main but for the exit, so that the CPU profile's deferred stop
+// runs (and flushes it) whatever the exit code.
+func run() int {
 	maxBytes := flag.Int64("max-bytes", 0, "fail past this many (decompressed) bytes (0: no limit)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file (for tuning)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: snapshotimport [-max-bytes N] FILE...")
-		os.Exit(2)
+		return 2
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -34,7 +38,7 @@ func main() {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "snapshotimport:", err)
-			os.Exit(1)
+			return 1
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -54,5 +58,5 @@ func main() {
 		}{path, res.Summary, res.Logs.LogRecordCount()}
 		_ = enc.Encode(out)
 	}
-	os.Exit(code)
+	return code
 }
