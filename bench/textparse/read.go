@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -156,7 +157,9 @@ var typeKeyword = map[promtext.Type]string{
 
 func promLabels(b *labels.ScratchBuilder, name []byte, ls []promtext.Label) labels.Labels {
 	b.Reset()
-	b.Add(labels.MetricName, string(name))
+	if name != nil {
+		b.Add(model.MetricNameLabel, string(name))
+	}
 	for _, l := range ls {
 		b.Add(string(l.Name), string(l.Value))
 	}
@@ -197,7 +200,7 @@ func ours(body []byte, opts promtext.Options) ([]entry, error) {
 				e.ts, e.hasTS = ts/1e6, true
 			}
 			if ex, ok := p.Exemplar(); ok {
-				e.exempl = fmt.Sprintf("%s %v", renderLabels(promLabels(&b, nil, ex.Labels).DropMetricName()), ex.Value)
+				e.exempl = fmt.Sprintf("%s %v", renderLabels(promLabels(&b, nil, ex.Labels)), ex.Value)
 				if ex.HasTS {
 					e.exempl += fmt.Sprintf(" @%d", ex.TS/1e6)
 				}

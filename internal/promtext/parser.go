@@ -239,9 +239,10 @@ func (p *Parser) checkSpacing(l []byte, end int) error {
 		ch := l[k]
 		switch {
 		case inQuote:
-			if ch == '\\' {
+			switch ch {
+			case '\\':
 				k++
-			} else if ch == '"' {
+			case '"':
 				inQuote = false
 			}
 			continue

@@ -93,7 +93,7 @@ type targetFields struct {
 // type's fields; and since both halves must ignore each other's keys, keys
 // that belong to neither are rejected here by name.
 func (t *TargetConfig) Unmarshal(conf *confmap.Conf) error {
-	if t.ClientConfig.Endpoint == "" && t.ClientConfig.MaxIdleConns == 0 {
+	if reflect.ValueOf(t.ClientConfig).IsZero() {
 		t.ClientConfig = confighttp.NewDefaultClientConfig()
 	}
 	if err := t.ClientConfig.Unmarshal(conf); err != nil {

@@ -38,7 +38,7 @@ func createDefaultConfig() component.Config {
 	cc.Timeout = defaultTimeout
 	return &Config{
 		ControllerConfig:     cc,
-		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		MaxBodySize:          defaultMaxBodySize,
 		WarningInterval:      defaultWarningInterval,
 		MaxSeriesPerTarget:   defaultMaxSeriesPerTarget,

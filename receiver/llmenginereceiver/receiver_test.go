@@ -196,7 +196,7 @@ func TestModelDetection(t *testing.T) {
 
 func TestTargetFailuresReportDown(t *testing.T) {
 	// A port nobody listens on.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // The receiver's own metrics are unified metrics; everything else it emits
 // is engine-native by design.
 func TestOwnMetricsFollowTheSpec(t *testing.T) {
-	mbc := metadata.DefaultMetricsBuilderConfig()
+	mbc := metadata.NewDefaultMetricsBuilderConfig()
 	if !mbc.Metrics.LlmEngineUp.Enabled || !mbc.Metrics.LlmEngineScrapeDuration.Enabled {
 		t.Fatal("own metrics must be on by default")
 	}

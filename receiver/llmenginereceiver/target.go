@@ -238,7 +238,7 @@ func (t *target) fetchInto(ctx context.Context, buf *bytes.Buffer, u, accept str
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to the end or abandoned: a failed close loses nothing
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return "", fmt.Errorf("%s answered %s", u, resp.Status)

@@ -242,7 +242,9 @@ func (c *Converter) invalid(line int, format string, args ...any) {
 	c.problem(line, format, args...)
 }
 
-func (c *Converter) duplicate(line int, format string, args ...any) {
+// duplicate counts a sample whose series was already read in this scrape;
+// the first one wins.
+func (c *Converter) duplicate(line int, name []byte) {
 	c.st.DuplicateSeries++
-	c.problem(line, format, args...)
+	c.problem(line, "duplicate sample %q (first wins)", name)
 }

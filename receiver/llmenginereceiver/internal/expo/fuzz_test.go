@@ -108,7 +108,7 @@ func FuzzConvert(f *testing.F) {
 			}
 			return
 		}
-		checkOutput(t, dst, 1, st, opts)
+		checkOutput(t, dst, 1, st)
 		if len(c.state) > opts.MaxSeries {
 			t.Fatalf("state holds %d series, MaxSeries %d", len(c.state), opts.MaxSeries)
 		}
@@ -121,13 +121,13 @@ func FuzzConvert(f *testing.F) {
 		if st2.Families != st.Families || st2.Series != st.Series || st2.InvalidSeries != st.InvalidSeries || st2.DuplicateSeries != st.DuplicateSeries {
 			t.Fatalf("second Convert differs: %+v vs %+v", st2, st)
 		}
-		checkOutput(t, dst2, 0, st2, opts)
+		checkOutput(t, dst2, 0, st2)
 		_ = dump(dst2)
 	})
 }
 
 // checkOutput verifies invariants of converted metrics appended after skip.
-func checkOutput(t *testing.T, ms pmetric.MetricSlice, skip int, st Stats, opts Options) {
+func checkOutput(t *testing.T, ms pmetric.MetricSlice, skip int, st Stats) {
 	t.Helper()
 	if ms.Len()-skip != st.Families {
 		t.Fatalf("%d metrics appended, Stats.Families %d", ms.Len()-skip, st.Families)

@@ -321,7 +321,7 @@ func (c *Converter) fileSample(name []byte, quotedName bool, lo int, bad string,
 	switch r {
 	case roleValue:
 		if s.hasVal {
-			c.duplicate(line, "duplicate sample %q (first wins)", name)
+			c.duplicate(line, name)
 			c.dropExemplar(ex)
 			return
 		}
@@ -346,21 +346,21 @@ func (c *Converter) fileSample(name []byte, quotedName bool, lo int, bad string,
 		keepEx = r == roleBucket && f.typ == typeHistogram
 	case roleCount, roleGCount:
 		if s.hasCount {
-			c.duplicate(line, "duplicate sample %q (first wins)", name)
+			c.duplicate(line, name)
 			c.dropExemplar(ex)
 			return
 		}
 		s.count, s.hasCount = v, true
 	case roleSum, roleGSum:
 		if s.hasSum {
-			c.duplicate(line, "duplicate sample %q (first wins)", name)
+			c.duplicate(line, name)
 			c.dropExemplar(ex)
 			return
 		}
 		s.sum, s.hasSum = v, true
 	case roleCreated:
 		if s.hasCreated {
-			c.duplicate(line, "duplicate sample %q (first wins)", name)
+			c.duplicate(line, name)
 			c.dropExemplar(ex)
 			return
 		}
