@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,7 +108,7 @@ func compare(t *testing.T, data []byte, openMetrics bool) bool {
 	strictGot, strictErr := ours(data, promtext.Options{OpenMetrics: openMetrics, Strict: true})
 	// textparse's lexers take a NUL byte for the end of the input and
 	// accept what comes before it, so its acceptance says nothing then.
-	if theirErr == nil && ourErr != nil && bytes.IndexByte(data, 0) < 0 {
+	if theirErr == nil && ourErr != nil && bytes.IndexByte(data, 0) < 0 && !quoteRunsOverLine(data, ourErr) {
 		t.Fatalf("textparse accepts the body, promtext refuses it: %v", ourErr)
 	}
 	if strictErr != nil {
@@ -123,6 +124,33 @@ func compare(t *testing.T, data []byte, openMetrics bool) bool {
 		t.Fatalf("promtext's strict and default readings disagree: %s", strings.Replace(d, "textparse", "strict", 1))
 	}
 	return true
+}
+
+// quoteRunsOverLine reports whether err is promtext refusing a quoted
+// string left open at the end of its line. textparse lets a label value run
+// over a raw line feed (a{b="1<LF>"} 1 is the value "1\n" to it); the
+// format writes a line feed in a value as \n, and promtext, reading line by
+// line, refuses the line. TestDocumentedDifferences pins it.
+func quoteRunsOverLine(data []byte, err error) bool {
+	var pe *promtext.Error
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "unterminated quoted string") {
+		return false
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if pe.Line < 1 || pe.Line > len(lines) {
+		return false
+	}
+	open := false
+	line := lines[pe.Line-1]
+	for k := 0; k < len(line); k++ {
+		switch {
+		case open && line[k] == '\\':
+			k++
+		case line[k] == '"':
+			open = !open
+		}
+	}
+	return open && pe.Line < len(lines)
 }
 
 // FuzzAgreesWithTextparse runs the same comparison on mutations of the
@@ -175,6 +203,8 @@ func TestDocumentedDifferences(t *testing.T) {
 			"refused", `sample {__name__="a"} 1`},
 		{"a unit that is not the name's suffix", "# UNIT a s\na 1\n# EOF\n", true,
 			"refused", `unit a "s"; sample {__name__="a"} 1`},
+		{"a raw line feed inside a label value", "a{b=\"1\n\"} 1\n", false,
+			`sample {__name__="a",b="1\n"} 1`, "refused"},
 		{"invalid UTF-8 in a label value is replaced", "a{b=\"\xed\"} 1\n", false,
 			"refused", `sample {__name__="a",b="` + "\uFFFD" + `"} 1`},
 	} {

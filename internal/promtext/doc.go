@@ -36,7 +36,8 @@
 // Prometheus's own (model/textparse) on every fixture, the fuzz seeds and
 // a fuzzer's mutations of them: what Strict accepts, Prometheus accepts
 // and reads entry for entry the same; what Prometheus accepts, the default
-// reading accepts.
+// reading accepts, but for a quoted string that runs over a raw line feed
+// (Prometheus takes it; the formats write \n and this parser reads lines).
 //
 // Always refused: unterminated quoted strings or label sets, a missing or
 // unparsable value or timestamp, text after the value, a malformed
