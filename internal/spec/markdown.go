@@ -104,6 +104,7 @@ func WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Name, f.Type, req, valueList(f.Values), escapeCell(f.Description))
 	}
+	writeXIDTable(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -129,6 +130,21 @@ func writeAttrTables(b *strings.Builder) {
 			fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", a.Name, t.Place, req, typ, escapeCell(desc))
 		}
 		b.WriteString("\n")
+	}
+}
+
+// writeXIDTable renders the XID catalogue (xid.go): what each XID code
+// means and what it needs, as hw.gpu.xid.recovery reports it.
+func writeXIDTable(b *strings.Builder) {
+	b.WriteString("\n## XID catalogue\n\n")
+	b.WriteString("What each XID code the driver logs (`hw.gpu.xid`) needs before the GPU, or the work on it, is trusted again; ")
+	b.WriteString("`xid_error` incident records carry it as `" + AttrHwGpuXidRecovery + "`. ")
+	b.WriteString("Recovery: `none` (informational, or a consequence of an earlier error), `restart_app` (the application failed; the GPU is fine), ")
+	b.WriteString("`reset_gpu` (reset the GPU before trusting it), `reboot_node` (the GPU is gone or wedged). ")
+	b.WriteString("Classes follow the immediate action of NVIDIA's Xid catalogue (Ampere and newer); the names and actions are this distribution's own words.\n\n")
+	b.WriteString("| code | name | recovery | action |\n|---|---|---|---|\n")
+	for _, x := range XIDs() {
+		fmt.Fprintf(b, "| %d | %s | `%s` | %s |\n", x.Code, escapeCell(x.Name), x.Recovery, escapeCell(x.Action))
 	}
 }
 

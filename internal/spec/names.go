@@ -95,6 +95,7 @@ const (
 	AttrHwGpuClockType    = "hw.gpu.clock.type"
 	AttrHwGpuThrottleKind = "hw.gpu.throttle.reason"
 	AttrHwGpuXid          = "hw.gpu.xid"
+	AttrHwGpuXidRecovery  = "hw.gpu.xid.recovery" // xid_error incident records: XIDRecovery.String()
 	AttrErrorType         = "error.type"
 	AttrNetworkIoDir      = "network.io.direction"
 

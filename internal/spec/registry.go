@@ -281,6 +281,7 @@ var attributes = []Attribute{
 	{Name: AttrHwGpuThrottleKind, Type: TypeString, Origin: OriginLLMOps, Description: "Why the clocks are held back (a bit NVML adds later is reported as unknown_0x<bit>).",
 		Values: []string{"applications_clocks_setting", "board_limit", "display_clock_setting", "gpu_idle", "hw_power_brake_slowdown", "hw_slowdown", "hw_thermal_slowdown", "reliability", "sw_power_cap", "sw_thermal_slowdown", "sync_boost"}},
 	{Name: AttrHwGpuXid, Type: TypeInt, Origin: OriginLLMOps, Description: "XID error code, on error.type=xid points."},
+	{Name: AttrHwGpuXidRecovery, Type: TypeString, Origin: OriginLLMOps, Description: "On xid_error incident records: what the XID needs before the GPU is trusted again (see the XID catalogue).", Values: xidRecoveries},
 	{Name: AttrErrorType, Type: TypeString, Origin: OriginSemconv, Description: "Class of error: corrected / uncorrected ECC or xid on hw.errors; the error class on finished requests."},
 	{Name: AttrNetworkIoDir, Type: TypeString, Origin: OriginSemconv, Description: "Direction of the transfer, from the GPU's point of view.", Values: []string{"receive", "transmit"}},
 
@@ -367,4 +368,5 @@ var incidentFields = []IncidentField{
 	{Name: AttrK8sNamespaceName, Type: TypeString, Description: "Subject: the pod's namespace, when known."},
 	{Name: AttrGenAIRequestModel, Type: TypeString, Description: "Subject: the model, when the incident concerns an engine."},
 	{Name: AttrEngineName, Type: TypeString, Description: "Subject: the engine, when the incident concerns one."},
+	{Name: AttrHwGpuXidRecovery, Type: TypeString, Description: "On xid_error incident records: what the XID needs before the GPU is trusted again.", Values: xidRecoveries},
 }
