@@ -27,6 +27,15 @@ type Config struct {
 	// RenotifyInterval: a still-firing incident is emitted again this often
 	// (0: never), so downstream alerting sees it is still there.
 	RenotifyInterval time.Duration `mapstructure:"renotify_interval"`
+	// Updates: when a firing incident is sent again because its figures
+	// moved, not only every renotify_interval.
+	Updates UpdatesConfig `mapstructure:"updates"`
+	// CorrelationHold: a symptom (latency spike, cache hit drop, throughput
+	// drop, queue build-up) whose cause may be about to show (its engine's
+	// KV cache near the threshold, its memory growing, its GPU throttled)
+	// is held back this long before it is sent, so the cause's incident can
+	// replace it instead of following it. 0 sends symptoms at once.
+	CorrelationHold time.Duration `mapstructure:"correlation_hold"`
 	// Warmup: an engine (or GPU process) younger than this is in cold start:
 	// its samples stay out of baselines and latency/throughput detectors do
 	// not fire on it.
@@ -137,9 +146,28 @@ type ThrottleConfig struct {
 	For     time.Duration `mapstructure:"for"`
 }
 
-// HardwareErrorsConfig switches the XID and uncorrected-ECC detector.
+// UpdatesConfig says when a firing incident is re-sent with its current
+// figures (same incident.id, incident.update counting up).
+type UpdatesConfig struct {
+	// Change: the relative change (0.25: ±25%) of the incident's score, its
+	// headline figure (growth rate, ratio, quantile, rate, queue) or its
+	// time to exhaustion since the last record that makes an update. A
+	// severity change always does. 0 disables updates.
+	Change float64 `mapstructure:"change"`
+	// MinInterval: at most one update per incident this often.
+	MinInterval time.Duration `mapstructure:"min_interval"`
+}
+
+// HardwareErrorsConfig tunes the XID and uncorrected-ECC detector.
 type HardwareErrorsConfig struct {
 	Enabled bool `mapstructure:"enabled"`
+	// ResolveAfter bounds how long an XID that needs a GPU reset, or an
+	// uncorrected ECC error, fires when nothing shows it was handled: no
+	// reset or driver reload seen (the GPU's volatile ECC counters fell, or
+	// it came back from failed) and no acknowledgment (a log record with
+	// incident.state=acknowledged). XIDs the application recovers from
+	// (faulting kernels) resolve after resolve_after like any incident.
+	ResolveAfter time.Duration `mapstructure:"resolve_after"`
 }
 
 // JointConfig merges a latency spike, a cache hit-rate drop and a memory
@@ -240,6 +268,18 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("warmup must not be negative, got %s", cfg.Warmup))
 	}
 	positive("stale_after", cfg.StaleAfter)
+	if !(cfg.Updates.Change >= 0) {
+		errs = append(errs, fmt.Errorf("updates.change must not be negative (0 disables updates), got %g", cfg.Updates.Change))
+	}
+	if cfg.Updates.MinInterval < 0 {
+		errs = append(errs, fmt.Errorf("updates.min_interval must not be negative, got %s", cfg.Updates.MinInterval))
+	}
+	if cfg.CorrelationHold < 0 {
+		errs = append(errs, fmt.Errorf("correlation_hold must not be negative (0 disables it), got %s", cfg.CorrelationHold))
+	}
+	if cfg.HardwareErrors.Enabled {
+		positive("hardware_errors.resolve_after", cfg.HardwareErrors.ResolveAfter)
+	}
 
 	positive("leak.window", cfg.Leak.Window)
 	nonNeg("leak.min_slope_mib_per_minute", cfg.Leak.MinSlopeMiBPerMinute)

@@ -29,7 +29,8 @@ func TestTunedConfig(t *testing.T) {
 	if cfg.EvaluationInterval != 2*time.Second || cfg.Leak.Window != 20*time.Minute || cfg.Leak.MinSlopeMiBPerMinute != 50 ||
 		cfg.Leak.MinSteadiness != 0.8 || cfg.KVCache.Threshold != 0.9 || cfg.Latency.Quantile != 0.95 ||
 		cfg.Latency.TimeToFirstTokenFloor != 1 || cfg.Joint.Weights.Latency != 0.5 || cfg.RenotifyInterval != 0 ||
-		cfg.DrillDown.MaxSpans != 10000 || cfg.DrillDown.MaxProfiles != 256 {
+		cfg.DrillDown.MaxSpans != 10000 || cfg.DrillDown.MaxProfiles != 256 || cfg.CorrelationHold != 10*time.Second ||
+		cfg.Updates.Change != 0.5 || cfg.Updates.MinInterval != time.Minute || cfg.HardwareErrors.ResolveAfter != 24*time.Hour {
 		t.Fatalf("%+v", cfg)
 	}
 	if len(cfg.Rules) != 2 || *cfg.Rules[0].Above != 0.05 || cfg.Rules[0].For != 5*time.Minute ||
@@ -50,6 +51,10 @@ func TestBadConfigNamesEveryField(t *testing.T) {
 	for _, want := range []string{
 		"evaluation_interval must be positive",
 		"derived.incident_metrics_interval must be positive, got -1s",
+		"correlation_hold must not be negative (0 disables it), got -1s",
+		"updates.change must not be negative (0 disables updates), got -0.5",
+		"updates.min_interval must not be negative, got -1s",
+		"hardware_errors.resolve_after must be positive, got 0s",
 		"leak.min_steadiness must be in (0, 1]",
 		"kv_cache.threshold must be in (0, 1], got 85",
 		"latency.quantile must be in (0, 1), got 99",

@@ -229,8 +229,7 @@ func dropOldestRecords(ld plog.Logs, n int) int {
 func (d *diagnoser) evaluateAt(now int64) (plog.Logs, int, int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	findings := d.evaluate(now)
-	ld, fired, resolved := d.track(now, findings)
+	ld, fired, resolved := d.track(now, d.evaluate(now))
 	ctx := context.Background()
 	if n := int64(d.subjects.count) - d.subjectsShown; n != 0 {
 		d.telemetry.RootcauseSubjects.Add(ctx, n)
@@ -314,7 +313,8 @@ func (c *tracesToLogs) ConsumeTraces(_ context.Context, td ptrace.Traces) error 
 	return nil
 }
 
-// logsToLogs indexes the leak-suspect records of imported profiles.
+// logsToLogs indexes the leak-suspect records of imported profiles and
+// takes operators' acknowledgments of hardware errors.
 type logsToLogs struct {
 	*logsOut
 }
@@ -322,6 +322,7 @@ type logsToLogs struct {
 func (c *logsToLogs) ConsumeLogs(_ context.Context, ld plog.Logs) error {
 	c.d.mu.Lock()
 	c.d.drill.ingestLogs(ld)
+	c.d.ingestAcknowledgments(ld)
 	c.d.mu.Unlock()
 	return nil
 }

@@ -257,32 +257,134 @@ func TestColdStartDoesNotFire(t *testing.T) {
 	}
 }
 
-func TestXIDFiresAtOnceAndResolves(t *testing.T) {
-	d := newTestDiagnoser(t, func(c *Config) { c.ResolveAfter = 10 * time.Second })
-	recs := run(d, 40, func(s float64) []pmetric.Metrics {
+// xidRun: XID code counted from 5 s on GPU 0; hook (if set) runs before
+// each evaluation and may add points to the batch.
+func xidRun(d *diagnoser, code int64, to float64, hook func(s float64, pts []pt) []pt) []record {
+	return run(d, to, func(s float64) []pmetric.Metrics {
 		n := 0.0
 		if s >= 5 {
 			n = 1
 		}
-		return []pmetric.Metrics{batch(nvmlRes, sec(s),
-			pt{name: spec.HwGpuMemoryUsage, v: gib, attrs: map[string]any{"hw.id": gpu0}},
-			pt{name: spec.HwErrors, v: n, sum: true, attrs: map[string]any{"hw.id": gpu0, "error.type": "xid", "hw.gpu.xid": int64(48)}})}
+		pts := []pt{{name: spec.HwGpuMemoryUsage, v: gib, attrs: map[string]any{"hw.id": gpu0}},
+			{name: spec.HwErrors, v: n, sum: true, attrs: map[string]any{"hw.id": gpu0, "error.type": "xid", "hw.gpu.xid": code}}}
+		if hook != nil {
+			pts = hook(s, pts)
+		}
+		return []pmetric.Metrics{batch(nvmlRes, sec(s), pts...)}
 	})
+}
+
+// TestApplicationXIDClears: XID 13 is a faulting kernel; the GPU is fine,
+// so the incident (a warning) clears like any other once it stops.
+func TestApplicationXIDClears(t *testing.T) {
+	d := newTestDiagnoser(t, func(c *Config) { c.ResolveAfter = 10 * time.Second })
+	recs := xidRun(d, 13, 40, nil)
 	f := firing(recs, spec.IncidentKindXIDError)
-	if len(f) != 1 || f[0].severity != spec.SeverityCritical || f[0].ts != sec(5)+int64(100*time.Millisecond) {
+	if len(f) != 1 || f[0].severity != spec.SeverityWarning || f[0].ts != sec(5)+int64(100*time.Millisecond) {
 		t.Fatalf("%+v", f)
 	}
-	if !strings.Contains(f[0].body, "XID 48") || f[0].attrs["hw.gpu.xid"] != int64(48) {
+	if !strings.Contains(f[0].body, "XID 13") || !strings.Contains(f[0].body, "recovery: restart_app") ||
+		f[0].attrs["hw.gpu.xid"] != int64(13) || f[0].attrs[spec.AttrHwGpuXidRecovery] != "restart_app" {
 		t.Fatalf("%s %v", f[0].body, f[0].attrs)
 	}
-	var resolved []record
-	for _, r := range recs {
-		if r.state == "resolved" {
-			resolved = append(resolved, r)
-		}
+	r := resolved(recs, spec.IncidentKindXIDError)
+	if len(r) != 1 || r[0].id != f[0].id || r[0].attrs[spec.IncidentResolution] != spec.ResolutionCleared {
+		t.Fatalf("want the same incident resolved once, cleared: %+v", r)
 	}
-	if len(resolved) != 1 || resolved[0].id != f[0].id {
-		t.Fatalf("want the same incident resolved once: %+v", resolved)
+}
+
+// TestResetXIDStaysUntilTheGPUIsReset: XID 48 (double-bit ECC) needs a
+// reset. It fires long past resolve_after, and resolves when the GPU
+// shows the reset: its volatile ECC counters fall.
+func TestResetXIDStaysUntilTheGPUIsReset(t *testing.T) {
+	d := newTestDiagnoser(t, func(c *Config) { c.ResolveAfter = 10 * time.Second })
+	recs := xidRun(d, 48, 120, func(s float64, pts []pt) []pt {
+		ecc := 2.0
+		if s >= 100 {
+			ecc = 0
+		}
+		return append(pts, pt{name: spec.HwErrors, v: ecc, sum: true, attrs: map[string]any{"hw.id": gpu0, "error.type": "corrected"}})
+	})
+	f := firing(recs, spec.IncidentKindXIDError)
+	if len(f) != 1 || f[0].severity != spec.SeverityCritical || f[0].attrs[spec.AttrHwGpuXidRecovery] != "reset_gpu" ||
+		!strings.Contains(f[0].attrs[spec.IncidentAction].(string), "stays open until a GPU reset") {
+		t.Fatalf("%+v", f)
+	}
+	r := resolved(recs, spec.IncidentKindXIDError)
+	if len(r) != 1 || r[0].ts != sec(100)+int64(100*time.Millisecond) || r[0].attrs[spec.IncidentResolution] != spec.ResolutionGPUReset {
+		t.Fatalf("want it resolved by the reset at 100 s and not before: %+v", r)
+	}
+}
+
+// TestResetXIDAfterFailedGPU: XID 79 (fallen off the bus): hw.status
+// failed, then ok again after the reset.
+func TestResetXIDAfterFailedGPU(t *testing.T) {
+	d := newTestDiagnoser(t, func(c *Config) { c.ResolveAfter = 10 * time.Second })
+	recs := xidRun(d, 79, 60, func(s float64, pts []pt) []pt {
+		state := "ok"
+		if s >= 5 && s < 50 {
+			state = "failed"
+		}
+		for _, st := range []string{"ok", "failed"} {
+			v := 0.0
+			if st == state {
+				v = 1
+			}
+			pts = append(pts, pt{name: spec.HwStatus, v: v, attrs: map[string]any{"hw.id": gpu0, "hw.state": st}})
+		}
+		return pts
+	})
+	r := resolved(recs, spec.IncidentKindXIDError)
+	if len(firing(recs, spec.IncidentKindXIDError)) != 1 || len(r) != 1 || r[0].ts != sec(50)+int64(100*time.Millisecond) ||
+		r[0].attrs[spec.IncidentResolution] != spec.ResolutionGPUReset {
+		t.Fatalf("want one XID 79 resolved when the GPU answers again at 50 s: %+v", recs)
+	}
+}
+
+// TestHardwareErrorAcknowledged: an operator's acknowledgment (a log record
+// through the logs pipeline) resolves it; a new XID after it fires again.
+func TestHardwareErrorAcknowledged(t *testing.T) {
+	d := newTestDiagnoser(t, func(c *Config) { c.ResolveAfter = 10 * time.Second })
+	var id string
+	recs := xidRun(d, 95, 80, func(s float64, pts []pt) []pt {
+		if s == 30 {
+			d.now = func() time.Time { return time.Unix(0, sec(30)) } // the acknowledgment's time
+			ack := plog.NewLogs()
+			lr := ack.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+			lr.Attributes().PutStr(spec.IncidentID, id)
+			lr.Attributes().PutStr(spec.IncidentState, spec.StateAcknowledged)
+			d.ingestAcknowledgments(ack)
+		}
+		if s >= 60 {
+			pts[1].v = 2 // the same XID again
+		}
+		if id == "" {
+			for _, inc := range d.incidents {
+				id = inc.id
+			}
+		}
+		return pts
+	})
+	f, r := firing(recs, spec.IncidentKindXIDError), resolved(recs, spec.IncidentKindXIDError)
+	if len(f) != 2 || f[1].ts != sec(60)+int64(100*time.Millisecond) || f[1].id == f[0].id {
+		t.Fatalf("want a new incident for the XID after the acknowledgment: %+v", f)
+	}
+	if len(r) != 1 || r[0].id != f[0].id || r[0].ts != sec(30)+int64(100*time.Millisecond) || r[0].attrs[spec.IncidentResolution] != spec.ResolutionAcknowledged {
+		t.Fatalf("want the first acknowledged at 30 s: %+v", r)
+	}
+}
+
+// TestHardwareErrorExpires: with nothing handled, hardware_errors.
+// resolve_after bounds it.
+func TestHardwareErrorExpires(t *testing.T) {
+	d := newTestDiagnoser(t, func(c *Config) {
+		c.ResolveAfter = 10 * time.Second
+		c.HardwareErrors.ResolveAfter = time.Minute
+	})
+	recs := xidRun(d, 48, 90, nil)
+	r := resolved(recs, spec.IncidentKindXIDError)
+	if len(r) != 1 || r[0].ts != sec(65)+int64(100*time.Millisecond) || r[0].attrs[spec.IncidentResolution] != spec.ResolutionExpired {
+		t.Fatalf("want it expired a minute after the XID: %+v", r)
 	}
 }
 

@@ -54,11 +54,12 @@ func (det jointDetector) detect(d *diagnoser, ev *evaluation) {
 		f.body = fmt.Sprintf("%s degrades on three fronts at once: latency spike, prefix-cache hit ratio drop and GPU memory%s growing %.0f MiB/min",
 			engineName(s), who, memSlope*60/mib)
 		f.action = "Memory pressure is evicting cache and slowing requests: drain the instance and look at the layer named below."
-		ev.suppress(s, spec.IncidentKindLatencySpike)
-		ev.suppress(s, spec.IncidentKindCacheHitDrop)
+		f.key = incidentKey(&f)
+		ev.supersede(s, spec.IncidentKindLatencySpike, f.key)
+		ev.supersede(s, spec.IncidentKindCacheHitDrop, f.key)
 		// The joint incident carries the memory slope of its subject.
-		ev.suppress(memSubj, spec.IncidentKindGPUMemoryLeak)
-		ev.suppress(memSubj, spec.IncidentKindKVCacheGrowth)
+		ev.supersede(memSubj, spec.IncidentKindGPUMemoryLeak, f.key)
+		ev.supersede(memSubj, spec.IncidentKindKVCacheGrowth, f.key)
 		ev.add(f)
 	}
 }

@@ -5,14 +5,19 @@ package rootcauseconnector
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
-// throttleDetector: a GPU's clocks held back by thermal or hardware
-// slowdown for throttle.for.
+// throttleDetector: a GPU's clocks held back by one reason (thermal or
+// hardware slowdown, power brake, power cap) for throttle.for. Each reason
+// is timed on its own: a GPU held at its power cap for an hour with a 2 s
+// thermal blip has not been thermally throttled for an hour. A power cap
+// alone is how a busy GPU normally runs; it fires only when the engine on
+// that GPU loses throughput.
 type throttleDetector struct{ cfg ThrottleConfig }
 
 func (throttleDetector) detect(d *diagnoser, ev *evaluation) {
@@ -23,55 +28,72 @@ func (throttleDetector) detect(d *diagnoser, ev *evaluation) {
 	}
 }
 
-// throttle: thermal or hardware slowdown held for throttle.for; a power cap
-// only when the engine on that GPU is losing throughput.
+const powerCap = "sw_power_cap"
+
+func throttleReasons(runs []throttleRun) string {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.reason
+	}
+	return strings.Join(names, ", ")
+}
+
 func (d *diagnoser) throttle(s *subject, now int64) (finding, bool) {
-	g := s.gpu
-	active := len(g.throttleNow) > 0 && g.throttleT >= s.lastSeen
-	if !active {
-		g.throttleSince = 0
+	runs := s.gpu.activeThrottle(s.lastSeen)
+	if len(runs) == 0 {
 		return finding{}, false
 	}
-	if g.throttleSince == 0 {
-		g.throttleSince = g.throttleT
-	}
-	held := d.heldFor(g.throttleSince, g.throttleT, now)
-	if held < int64(d.cfg.Throttle.For) {
-		return finding{}, false
-	}
-	reasons := strings.Join(g.throttleNow, ", ")
-	powerOnly := true
-	for _, r := range g.throttleNow {
-		if r != "sw_power_cap" {
+	forNs := int64(d.cfg.Throttle.For)
+	var held []string // "reason for 45s", of the reasons held long enough
+	since, powerOnly := int64(0), true
+	f := finding{kind: spec.IncidentKindGPUThrottling, quadrant: spec.QuadrantThroughput, severity: spec.SeverityWarning, subj: s, score: 0.6}
+	for _, r := range runs {
+		h := d.heldFor(r.since, r.last, now)
+		f.evidence = append(f.evidence, evidence{signal: spec.EvidenceThrottleDuration, value: float64(h) / 1e9,
+			threshold: d.cfg.Throttle.For.Seconds(), hasThresh: true, unit: "s", note: spec.AttrHwGpuThrottleKind + "=" + r.reason})
+		if h < forNs {
+			continue
+		}
+		held = append(held, r.reason+" for "+time.Duration(h).Round(time.Second).String())
+		if r.reason != powerCap {
 			powerOnly = false
 		}
-	}
-	f := finding{kind: spec.IncidentKindGPUThrottling, quadrant: spec.QuadrantThroughput, severity: spec.SeverityWarning, subj: s,
-		start: g.throttleSince, score: 0.6}
-	f.evidence = append(f.evidence, evidence{signal: spec.HwGpuThrottle, value: 1, unit: "1", note: reasons},
-		evidence{signal: spec.EvidenceThrottleDuration, value: float64(held) / 1e9,
-			threshold: d.cfg.Throttle.For.Seconds(), hasThresh: true, unit: "s"})
-	tputNote := ""
-	if target := d.linkedEngine(s); target != nil {
-		if rate, ok := d.tokenRate(target); ok {
-			mean, _ := target.engine.tputBase.MeanStd()
-			f.evidence = append(f.evidence, evidence{signal: spec.EvidenceTokensRate, value: rate, baseline: mean,
-				hasBaseline: target.engine.tputBase.Len() > 0, unit: "{token}/s"})
-			if target.engine.tputBase.Len() > 0 && rate < mean*(1-d.cfg.Throughput.Drop) {
-				tputNote = fmt.Sprintf("; output tokens/s down to %.0f from %.0f", rate, mean)
-				f.score = 0.8
-			} else if powerOnly {
-				return finding{}, false
-			}
+		if since == 0 || r.since < since {
+			since = r.since
 		}
-	} else if powerOnly {
-		// A power cap alone, with no engine to tell whether it costs
-		// throughput, is normal operation under load.
+	}
+	if len(held) == 0 {
 		return finding{}, false
 	}
-	f.body = fmt.Sprintf("GPU %s clocks held back by %s for %s%s", s.hwID, reasons,
-		time.Duration(held).Round(time.Second), tputNote)
-	if strings.Contains(reasons, "thermal") {
+	f.start = since
+	tputNote := ""
+	lost := false
+	if target := d.linkedEngine(s); target != nil {
+		if rate, ok := d.tokenRate(target); ok {
+			tb := &target.engine.tputBase
+			mean, _ := tb.MeanStd()
+			f.evidence = append(f.evidence, evidence{signal: spec.EvidenceTokensRate, value: rate, baseline: mean,
+				hasBaseline: tb.Len() > 0, unit: "{token}/s"})
+			if tb.Len() > 0 && rate < mean*(1-d.cfg.Throughput.Drop) {
+				tputNote = fmt.Sprintf("; output tokens/s of %s down to %.0f from %.0f", engineName(target), rate, mean)
+				f.score = math.Min(1, 0.8+(mean-rate)/math.Max(mean, 1e-9)/5)
+				lost = true
+			}
+		}
+	}
+	if powerOnly && !lost {
+		// Held at the power cap with no engine losing throughput (or no
+		// engine to tell): normal operation under load.
+		return finding{}, false
+	}
+	// The figure an update compares: how long a reason has held grows by
+	// itself and is not news; the engine's token rate is.
+	f.headline = -1
+	if lost {
+		f.headline = len(f.evidence) - 1
+	}
+	f.body = fmt.Sprintf("GPU %s clocks held back by %s%s", s.hwID, strings.Join(held, ", "), tputNote)
+	if strings.Contains(strings.Join(held, " "), "thermal") {
 		f.action = "Check cooling and airflow of the node (fans, inlet temperature, a blocked slot); move the load off this GPU if it persists."
 	} else {
 		f.action = "Check the power limit (nvidia-smi -q -d POWER) and the node's power budget; lower batch size or move load."

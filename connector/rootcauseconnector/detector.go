@@ -31,7 +31,7 @@ func newDetectors(cfg *Config) []detector {
 	}
 	add(cfg.Leak.Enabled, leakDetector{cfg: cfg.Leak})
 	add(cfg.Throttle.Enabled, throttleDetector{cfg: cfg.Throttle})
-	add(cfg.HardwareErrors.Enabled, hardwareErrorDetector{})
+	add(cfg.HardwareErrors.Enabled, hardwareErrorDetector{cfg: cfg.HardwareErrors})
 	add(cfg.KVCache.Enabled, kvSaturationDetector{cfg: cfg.KVCache})
 	add(cfg.CacheHit.Enabled, cacheHitDetector{cfg: cfg.CacheHit})
 	add(cfg.Latency.Enabled, latencyDetector{cfg: cfg.Latency})
@@ -52,9 +52,16 @@ type evaluation struct {
 	// found indexes out by subject and kind, for detectors that consult
 	// another's finding of this evaluation.
 	found map[findingKey]int
-	// suppressed findings are dropped at the end (the joint incident
-	// replaces its parts).
-	suppressed map[findingKey]bool
+	// superseded findings are dropped at the end: a cause's incident
+	// replaces its symptoms (the joint incident its parts, KV saturation a
+	// latency spike, throttling a throughput drop). The value is the key of
+	// the incident that replaces them; one already sent is resolved as
+	// superseded, naming it.
+	superseded map[findingKey]string
+	// resolveNow: incidents whose end a detector saw (a GPU reset after a
+	// hardware error), key -> resolution, resolved at once rather than
+	// after resolve_after.
+	resolveNow map[string]string
 }
 
 type findingKey struct {
@@ -75,13 +82,24 @@ func (ev *evaluation) finding(s *subject, kind string) *finding {
 	return nil
 }
 
-func (ev *evaluation) suppress(s *subject, kind string) {
-	ev.suppressed[findingKey{s, kind}] = true
+// supersede drops this evaluation's finding of kind on s (if any) in favour
+// of the incident causeKey, and marks an incident of that finding already
+// sent as superseded by it.
+func (ev *evaluation) supersede(s *subject, kind, causeKey string) {
+	if s != nil {
+		ev.superseded[findingKey{s, kind}] = causeKey
+	}
 }
 
-// evaluate runs every detector over the state at now and returns the
-// findings. The caller holds d.mu.
-func (d *diagnoser) evaluate(now int64) []finding {
+// symptomKey is the incident key of a finding of kind on s without a suffix
+// (every finding a cause can replace).
+func symptomKey(s *subject, kind string) string {
+	return incidentKey(&finding{kind: kind, subj: s})
+}
+
+// evaluate runs every detector over the state at now and returns what it
+// concluded. The caller holds d.mu.
+func (d *diagnoser) evaluate(now int64) *evaluation {
 	// Drop subjects that stopped reporting: an exited process or a removed
 	// engine; their incidents resolve after resolve_after.
 	stale := now - int64(d.cfg.StaleAfter)
@@ -98,20 +116,21 @@ func (d *diagnoser) evaluate(now int64) []finding {
 		d.fitGPU(s, now)
 	}
 	ev := &evaluation{now: now, explainedGPU: map[string]bool{}, found: map[findingKey]int{},
-		suppressed: map[findingKey]bool{}}
+		superseded: map[findingKey]string{}, resolveNow: map[string]string{}}
 	for _, det := range d.detectors {
 		det.detect(d, ev)
 	}
-	if len(ev.suppressed) == 0 {
-		return ev.out
+	if len(ev.superseded) == 0 {
+		return ev
 	}
 	kept := ev.out[:0]
 	for _, f := range ev.out {
-		if !ev.suppressed[findingKey{f.subj, f.kind}] {
+		if _, gone := ev.superseded[findingKey{f.subj, f.kind}]; !gone {
 			kept = append(kept, f)
 		}
 	}
-	return kept
+	ev.out = kept
+	return ev
 }
 
 // minBaseline is how many baseline values a dynamic threshold needs before
@@ -232,8 +251,8 @@ func (d *diagnoser) gpuCause(s *subject, fallback string) string {
 	if g == nil {
 		return fallback
 	}
-	if len(g.gpu.throttleNow) > 0 && g.gpu.throttleT >= g.lastSeen {
-		return "The GPU is throttled (" + fmt.Sprint(g.gpu.throttleNow) + "): fix cooling/power first. " + fallback
+	if runs := g.gpu.activeThrottle(g.lastSeen); len(runs) > 0 {
+		return "The GPU is throttled (" + throttleReasons(runs) + "): fix cooling/power first. " + fallback
 	}
 	if u, ok := g.gpu.util.Last(); ok && u.V < 0.3 {
 		return "The GPU is mostly idle: the engine's scheduler/CPU side is the bottleneck (CPU limits, tokenization, Python overhead). " + fallback

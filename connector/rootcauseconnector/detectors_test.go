@@ -56,6 +56,13 @@ func TestThroughputDropWhileRequestsWait(t *testing.T) {
 		!strings.Contains(f[0].body, "down to 650") || !strings.Contains(f[0].body, "while 4 requests wait") {
 		t.Fatalf("%+v", f[0])
 	}
+	// The rate goes on falling to 300/s: the incident says so, once, as an
+	// update of the same incident, not as a new one.
+	u := updated(recs, spec.IncidentKindThroughputDrop)
+	if len(u) != 1 || u[0].id != f[0].id || u[0].attrs[spec.IncidentUpdate] != int64(1) ||
+		!strings.Contains(u[0].body, "down to 300") || u[0].attrs[spec.IncidentChange] != "llm.engine.tokens.rate 650 {token}/s → 300 {token}/s" {
+		t.Fatalf("want one update to 300/s: %+v", u)
+	}
 }
 
 func TestThroughputFallingWithLoadIsNoDrop(t *testing.T) {
@@ -146,6 +153,9 @@ func TestUncorrectedECCFiresOnAnIncrease(t *testing.T) {
 		if s >= 20 {
 			n = 4
 		}
+		if s >= 30 {
+			n = 0 // a reset clears the volatile counters
+		}
 		return []pmetric.Metrics{batch(nvmlRes, sec(s), pt{name: spec.HwErrors, v: n, sum: true,
 			attrs: map[string]any{"hw.id": gpu0, "hw.type": "gpu", "error.type": "uncorrected"}})}
 	})
@@ -160,12 +170,12 @@ func TestUncorrectedECCFiresOnAnIncrease(t *testing.T) {
 		!strings.Contains(f[0].body, "Uncorrected ECC errors on GPU "+gpu0+" (total 4)") {
 		t.Fatalf("%+v", f[0])
 	}
-	var resolved bool
-	for _, r := range recs {
-		resolved = resolved || (r.kind == spec.IncidentKindECCUncorrected && r.state == spec.StateResolved)
-	}
-	if !resolved {
-		t.Fatalf("not resolved once quiet for resolve_after: %+v", recs)
+	// resolve_after (10 s) passes with nothing handled: still firing. The
+	// GPU is reset at 30 s (the volatile counters read 0): resolved then.
+	r := resolved(recs, spec.IncidentKindECCUncorrected)
+	if len(r) != 1 || r[0].id != f[0].id || r[0].attrs[spec.IncidentResolution] != spec.ResolutionGPUReset ||
+		r[0].ts != sec(30)+int64(100*time.Millisecond) || !strings.Contains(r[0].body, "by a GPU reset") {
+		t.Fatalf("want it resolved by the reset at 30 s, not before: %+v", r)
 	}
 }
 

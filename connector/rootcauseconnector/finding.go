@@ -32,7 +32,24 @@ type finding struct {
 	suffix string
 	// key is the incident key, when already computed.
 	key string
+	// headline is the index in evidence of the figure an update compares
+	// (growth rate, hit ratio, quantile, token rate, queue length); -1:
+	// none (a figure that grows by itself, like a held duration).
+	headline int
+	// ruledOut: causes the detector checked and excluded, one sentence
+	// each; they go into the body and incident.ruled_out.
+	ruledOut []string
+	// onset, when not 0, is when the fault began as the detector estimates
+	// it (a leak's change point).
+	onset int64
+	// hold: a symptom whose cause may be about to show; it waits
+	// correlation_hold before it is sent (holdReason says which cause).
+	hold       bool
+	holdReason string
 }
+
+// ruleOut adds one excluded cause.
+func (f *finding) ruleOut(why string) { f.ruledOut = append(f.ruledOut, why) }
 
 type drillKind uint8
 

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector/internal/metadata"
@@ -133,10 +135,35 @@ func run(d *diagnoser, to float64, gen func(s float64) []pmetric.Metrics) []reco
 	return out
 }
 
+// firing returns the first record of each incident of kind (updates and
+// re-notifications left out: see updated).
 func firing(recs []record, kind string) []record {
 	var out []record
 	for _, r := range recs {
-		if r.kind == kind && r.state == "firing" {
+		if r.kind == kind && r.state == "firing" && r.attrs[spec.IncidentUpdate] == int64(0) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// updated returns the update records of kind: firing again because the
+// figures moved.
+func updated(recs []record, kind string) []record {
+	var out []record
+	for _, r := range recs {
+		if u, _ := r.attrs[spec.IncidentUpdate].(int64); r.kind == kind && r.state == "firing" && u > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// resolved returns the resolved records of kind.
+func resolved(recs []record, kind string) []record {
+	var out []record
+	for _, r := range recs {
+		if r.kind == kind && r.state == spec.StateResolved {
 			out = append(out, r)
 		}
 	}

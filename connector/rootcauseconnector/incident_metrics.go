@@ -101,7 +101,9 @@ func (d *diagnoser) incidentMetricsAt(now int64, enabled bool) (pmetric.Metrics,
 
 	open := make([]*incident, 0, len(d.incidents))
 	for _, inc := range d.incidents {
-		open = append(open, inc)
+		if inc.lastEmit != 0 { // a symptom in its correlation hold is not out yet
+			open = append(open, inc)
+		}
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].id < open[j].id })
 	if len(open)+len(s.resolved) > 0 {

@@ -71,7 +71,7 @@ func TestIncidentMetricsFollowTheIncident(t *testing.T) {
 		}
 		d.consumeMetrics(batch(nvmlRes, sec(s),
 			pt{name: spec.HwGpuMemoryUsage, v: gib, attrs: map[string]any{"hw.id": gpu0}},
-			pt{name: spec.HwErrors, v: n, sum: true, attrs: map[string]any{"hw.id": gpu0, "error.type": "xid", "hw.gpu.xid": int64(48)}}), true)
+			pt{name: spec.HwErrors, v: n, sum: true, attrs: map[string]any{"hw.id": gpu0, "error.type": "xid", "hw.gpu.xid": int64(13)}}), true)
 		now := sec(s) + int64(100*time.Millisecond)
 		if _, f, r := d.evaluateAt(now); f > 0 {
 			firedAt = s
@@ -109,7 +109,7 @@ func TestIncidentMetricsFollowTheIncident(t *testing.T) {
 			t.Fatalf("batches at %v, want %v", times, want)
 		}
 	}
-	if len(at[0].active) != 0 || at[0].fired["xid_error/critical"] != 0 || len(at[0].fired) != len(connectorKinds)*2 {
+	if len(at[0].active) != 0 || at[0].fired["xid_error/warning"] != 0 || len(at[0].fired) != len(connectorKinds)*2 {
 		t.Fatalf("before any incident: %+v", at[0])
 	}
 	var during, after []float64
@@ -126,11 +126,11 @@ func TestIncidentMetricsFollowTheIncident(t *testing.T) {
 	for _, s := range during {
 		a := at[s].active
 		if len(a) != 1 || a[0]["value"] != int64(1) || a[0][spec.IncidentKind] != spec.IncidentKindXIDError ||
-			a[0][spec.IncidentSeverity] != spec.SeverityCritical || a[0][spec.AttrHwID] != gpu0 ||
+			a[0][spec.IncidentSeverity] != spec.SeverityWarning || a[0][spec.AttrHwID] != gpu0 ||
 			a[0][spec.IncidentID] == "" || a[0][spec.IncidentQuadrant] != spec.QuadrantErrors {
 			t.Fatalf("at %gs, active: %+v", s, a)
 		}
-		if at[s].fired["xid_error/critical"] != 1 {
+		if at[s].fired["xid_error/warning"] != 1 {
 			t.Fatalf("at %gs, fired: %v", s, at[s].fired)
 		}
 	}
@@ -138,7 +138,7 @@ func TestIncidentMetricsFollowTheIncident(t *testing.T) {
 		t.Fatalf("at resolution, want the same series at 0: %+v", a)
 	}
 	for _, s := range after {
-		if len(at[s].active) != 0 || at[s].fired["xid_error/critical"] != 1 {
+		if len(at[s].active) != 0 || at[s].fired["xid_error/warning"] != 1 {
 			t.Fatalf("after resolution at %gs: %+v", s, at[s])
 		}
 	}
@@ -149,7 +149,7 @@ func TestIncidentMetricsFollowTheIncident(t *testing.T) {
 // the incident twice for its whole lookback.
 func TestIncidentEscalationZeroesTheOldSeries(t *testing.T) {
 	d := newTestDiagnoser(t, nil)
-	inc := &incident{id: "abc", key: "k", start: sec(0), severity: spec.SeverityWarning,
+	inc := &incident{id: "abc", key: "k", start: sec(0), lastEmit: sec(0), severity: spec.SeverityWarning,
 		f: finding{kind: spec.IncidentKindGPUMemoryLeak, quadrant: spec.QuadrantSaturation}}
 	inc.subj.pid = 42
 	inc.subj.hwID = gpu0

@@ -32,12 +32,20 @@ type incident struct {
 	id       string
 	key      string
 	start    int64
+	found    int64 // when a detector first reported it (the hold counts from here)
 	lastTrue int64
-	lastEmit int64
+	lastEmit int64 // 0: not sent yet (a symptom in its correlation hold)
 	severity string
 	f        finding
 	drill    drillResult
 	drilled  bool
+	// updates counts the records re-sent because the figures moved; change
+	// says what moved, on the record that carries it.
+	updates int
+	change  string
+	sent    sentFigures
+	// resolution and supersededBy describe the resolved record.
+	resolution, supersededBy string
 	// subject identity, kept for the resolved record after the subject
 	// itself is gone.
 	subj subject
@@ -49,14 +57,23 @@ type incident struct {
 	}
 }
 
+// sentFigures are the figures of the last record sent, which an update is
+// measured against.
+type sentFigures struct {
+	score               float64
+	headlineSignal      string
+	headline, tte       float64
+	hasHeadline, hasTTE bool
+}
+
 func incidentKey(f *finding) string {
 	return f.kind + "\x00" + strconv.Itoa(int(f.subj.kind)) + "\x00" + f.subj.key + "\x00" + f.suffix
 }
 
-// track applies one evaluation's findings to the incidents and returns the
-// records to emit: new incidents, escalations, re-notifications and
-// resolutions. The caller holds d.mu.
-func (d *diagnoser) track(now int64, findings []finding) (plog.Logs, int, int) {
+// track applies one evaluation to the incidents and returns the records to
+// emit: new incidents (once past their correlation hold), escalations,
+// updates, re-notifications and resolutions. The caller holds d.mu.
+func (d *diagnoser) track(now int64, ev *evaluation) (plog.Logs, int, int) {
 	out := plog.NewLogs()
 	var lrs plog.LogRecordSlice
 	records := func() plog.LogRecordSlice {
@@ -68,8 +85,8 @@ func (d *diagnoser) track(now int64, findings []finding) (plog.Logs, int, int) {
 		return lrs
 	}
 	fired, resolved := 0, 0
-	for i := range findings {
-		f := &findings[i]
+	for i := range ev.out {
+		f := &ev.out[i]
 		key := f.key
 		if key == "" {
 			key = incidentKey(f)
@@ -77,13 +94,11 @@ func (d *diagnoser) track(now int64, findings []finding) (plog.Logs, int, int) {
 		inc := d.incidents[key]
 		if inc == nil {
 			h := sha256.Sum256([]byte(key + "\x00" + strconv.FormatInt(now, 10)))
-			inc = &incident{id: hex.EncodeToString(h[:12]), key: key, start: f.start, severity: f.severity}
+			inc = &incident{id: hex.EncodeToString(h[:12]), key: key, start: f.start, found: now, severity: f.severity}
 			if inc.start <= 0 || inc.start > now {
 				inc.start = now
 			}
 			d.incidents[key] = inc
-			fired++
-			d.incMetrics.onFired(f.kind, f.severity)
 		}
 		escalated := f.severity == spec.SeverityCritical && inc.severity != spec.SeverityCritical
 		inc.f, inc.lastTrue, inc.subj = *f, now, *f.subj
@@ -91,34 +106,151 @@ func (d *diagnoser) track(now int64, findings []finding) (plog.Logs, int, int) {
 		if escalated {
 			inc.severity = spec.SeverityCritical
 		}
-		renotify := d.cfg.RenotifyInterval > 0 && now-inc.lastEmit >= int64(d.cfg.RenotifyInterval)
-		if inc.lastEmit == 0 || escalated || renotify {
-			if !inc.drilled || renotify {
-				inc.drill = d.drillFor(f, inc.start, now)
-				inc.drilled = true
+		first := inc.lastEmit == 0
+		if first && f.hold && !escalated && now-inc.found < int64(d.cfg.CorrelationHold) {
+			continue // its cause may show within the hold and replace it
+		}
+		renotify := !first && d.cfg.RenotifyInterval > 0 && now-inc.lastEmit >= int64(d.cfg.RenotifyInterval)
+		inc.change = ""
+		if !first && !escalated && !renotify && now-inc.lastEmit >= int64(d.cfg.Updates.MinInterval) {
+			inc.change = d.materialChange(inc)
+		}
+		if !first && !escalated && !renotify && inc.change == "" {
+			continue
+		}
+		if first {
+			fired++
+			d.incMetrics.onFired(f.kind, inc.severity)
+		} else if escalated || inc.change != "" {
+			inc.updates++
+			if escalated && inc.change == "" {
+				inc.change = "severity " + spec.SeverityWarning + " → " + spec.SeverityCritical
 			}
-			d.fillRecord(records().AppendEmpty(), inc, "firing", now)
-			inc.lastEmit = now
-			d.rememberExemplar(inc)
+		}
+		if !inc.drilled || renotify {
+			inc.drill = d.drillFor(f, inc.start, now)
+			inc.drilled = true
+		}
+		d.fillRecord(records().AppendEmpty(), inc, spec.StateFiring, now)
+		inc.lastEmit = now
+		inc.sent = figuresOf(inc)
+		d.rememberExemplar(inc)
+	}
+	// A cause found: its symptoms' incidents end, naming it.
+	for fk, causeKey := range ev.superseded {
+		key := symptomKey(fk.subj, fk.kind)
+		if inc := d.incidents[key]; inc != nil && inc.lastTrue < now {
+			inc.resolution = spec.ResolutionSuperseded
+			if cause := d.incidents[causeKey]; cause != nil && cause.lastEmit != 0 {
+				inc.supersededBy = cause.id
+			}
+			ev.resolveNow[key] = spec.ResolutionSuperseded
 		}
 	}
 	var done []string
 	for k, inc := range d.incidents {
 		// Findings of this evaluation set lastTrue to now.
-		if now-inc.lastTrue >= int64(d.cfg.ResolveAfter) {
+		if inc.lastTrue == now {
+			continue
+		}
+		if inc.lastEmit == 0 {
+			// A held symptom that cleared or was replaced within its hold:
+			// it was never sent, so nothing resolves.
+			delete(d.incidents, k)
+			continue
+		}
+		if r, ok := ev.resolveNow[k]; ok {
+			inc.resolution = r
+			done = append(done, k)
+		} else if now-inc.lastTrue >= int64(d.cfg.ResolveAfter) {
+			if inc.resolution == "" {
+				inc.resolution = spec.ResolutionCleared
+			}
 			done = append(done, k)
 		}
 	}
 	sort.Strings(done) // a deterministic order of resolutions
 	for _, key := range done {
 		inc := d.incidents[key]
-		d.fillRecord(records().AppendEmpty(), inc, "resolved", now)
+		d.fillRecord(records().AppendEmpty(), inc, spec.StateResolved, now)
 		d.incMetrics.onResolved(inc)
 		d.forgetExemplar(inc)
 		delete(d.incidents, key)
 		resolved++
 	}
 	return out, fired, resolved
+}
+
+// figuresOf are the figures an incident's record carries now.
+func figuresOf(inc *incident) sentFigures {
+	f := &inc.f
+	s := sentFigures{score: f.score}
+	if f.headline >= 0 && f.headline < len(f.evidence) {
+		e := f.evidence[f.headline]
+		s.headlineSignal, s.headline, s.hasHeadline = e.signal, e.value, true
+	}
+	if tte, ok := f.timeToExhaustion(); ok {
+		s.tte, s.hasTTE = tte, true
+	}
+	return s
+}
+
+// timeToExhaustion is the finding's time to exhaustion (s), when it has one.
+func (f *finding) timeToExhaustion() (float64, bool) {
+	for _, e := range f.evidence {
+		if e.signal == spec.HwGpuMemoryTimeToExhaustion {
+			return e.value, true
+		}
+	}
+	return 0, false
+}
+
+// materialChange says what moved by updates.change or more since the last
+// record of inc ("" when nothing did).
+func (d *diagnoser) materialChange(inc *incident) string {
+	c := d.cfg.Updates.Change
+	if c <= 0 {
+		return ""
+	}
+	moved := func(was, is float64) bool { return math.Abs(is-was) >= c*math.Max(math.Abs(was), 1e-9) }
+	now, was := figuresOf(inc), inc.sent
+	var parts []string
+	if now.hasHeadline && was.hasHeadline {
+		e := inc.f.evidence[inc.f.headline]
+		switch {
+		case now.headlineSignal != was.headlineSignal:
+			parts = append(parts, "now led by "+now.headlineSignal+" at "+fmtValue(e.value, e.unit))
+		case moved(was.headline, now.headline):
+			parts = append(parts, fmt.Sprintf("%s %s → %s", e.signal, fmtValue(was.headline, e.unit), fmtValue(now.headline, e.unit)))
+		}
+	}
+	if now.hasTTE && (!was.hasTTE || moved(was.tte, now.tte)) {
+		from := "none"
+		if was.hasTTE {
+			from = fmtValue(was.tte, "s")
+		}
+		parts = append(parts, fmt.Sprintf("time to exhaustion %s → %s", from, fmtValue(now.tte, "s")))
+	}
+	if len(parts) == 0 && moved(was.score, now.score) {
+		parts = append(parts, fmt.Sprintf("score %.2f → %.2f", was.score, now.score))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// fmtValue writes an evidence figure in its unit for people.
+func fmtValue(v float64, unit string) string {
+	switch unit {
+	case "1":
+		return fmt.Sprintf("%.0f%%", 100*v)
+	case "By":
+		return fmtBytes(v)
+	case "s":
+		if v >= 120 {
+			return fmtDur(int64(v * 1e9))
+		}
+		return fmt.Sprintf("%.2fs", v)
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + " " + unit
 }
 
 // drillFor finds the span and layer behind a finding.
@@ -181,10 +313,15 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	} else if f.drill != drillNone && inc.drill.note != "" {
 		body += "; " + inc.drill.note
 	}
-	if state == "resolved" {
-		body = "resolved after " + fmtDur(now-inc.start) + ": " + body
+	if len(f.ruledOut) > 0 {
+		body += "; ruled out: " + strings.Join(f.ruledOut, "; ")
+	}
+	if state == spec.StateResolved {
+		body = resolvedPrefix(inc, now) + body
 		lr.SetSeverityNumber(plog.SeverityNumberInfo)
 		lr.SetSeverityText("INFO")
+	} else if inc.change != "" {
+		body = "update " + strconv.Itoa(inc.updates) + " (" + inc.change + "): " + body
 	}
 	lr.Body().SetStr(body)
 	if !inc.drill.traceID.IsEmpty() {
@@ -202,6 +339,25 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	a.PutStr(spec.IncidentStartTime, time.Unix(0, inc.start).UTC().Format(time.RFC3339Nano))
 	a.PutStr(spec.IncidentAction, f.action)
 	a.PutStr(attrIncidentSubject, subjectText(&inc.subj))
+	a.PutInt(spec.IncidentUpdate, int64(inc.updates))
+	if inc.change != "" && state == spec.StateFiring {
+		a.PutStr(spec.IncidentChange, inc.change)
+	}
+	if f.onset != 0 {
+		a.PutStr(spec.IncidentOnsetTime, time.Unix(0, f.onset).UTC().Format(time.RFC3339Nano))
+	}
+	if len(f.ruledOut) > 0 {
+		ro := a.PutEmptySlice(spec.IncidentRuledOut)
+		for _, why := range f.ruledOut {
+			ro.AppendEmpty().SetStr(why)
+		}
+	}
+	if state == spec.StateResolved {
+		a.PutStr(spec.IncidentResolution, inc.resolution)
+		if inc.supersededBy != "" {
+			a.PutStr(spec.IncidentSupersededBy, inc.supersededBy)
+		}
+	}
 	ev := a.PutEmptySlice(spec.IncidentEvidence)
 	for _, x := range f.evidence {
 		m := ev.AppendEmpty().SetEmptyMap()
@@ -252,8 +408,31 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	if f.kind == spec.IncidentKindXIDError && f.suffix != "" {
 		if code, err := strconv.ParseInt(f.suffix, 10, 64); err == nil {
 			a.PutInt(spec.AttrHwGpuXid, code)
+			if info, ok := spec.LookupXID(code); ok {
+				a.PutStr(spec.AttrHwGpuXidRecovery, info.Recovery.String())
+			}
 		}
 	}
+}
+
+// resolvedPrefix opens a resolved record's body with how it ended.
+func resolvedPrefix(inc *incident, now int64) string {
+	after := fmtDur(now - inc.start)
+	switch inc.resolution {
+	case spec.ResolutionSuperseded:
+		by := "its cause's incident"
+		if inc.supersededBy != "" {
+			by = "incident " + inc.supersededBy
+		}
+		return "superseded after " + after + " by " + by + ", which names the cause: "
+	case spec.ResolutionGPUReset:
+		return "resolved after " + after + " by a GPU reset or driver reload: "
+	case spec.ResolutionAcknowledged:
+		return "acknowledged after " + after + ": "
+	case spec.ResolutionExpired:
+		return "expired after " + after + " with no reset or acknowledgment seen (hardware_errors.resolve_after): "
+	}
+	return "resolved after " + after + ": "
 }
 
 // layerSentence is the drill-down in words: which layer, how much.

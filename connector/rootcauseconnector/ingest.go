@@ -4,6 +4,7 @@
 package rootcauseconnector
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -82,13 +83,23 @@ func (d *diagnoser) ingestMetrics(md pmetric.Metrics) {
 						if !throttleMatters(r.Str()) {
 							return
 						}
-						if t != g.gpu.throttleT {
-							if t < g.gpu.throttleT {
+						if t < g.gpu.throttleT {
+							return
+						}
+						if t > g.gpu.throttleT {
+							// A new scrape: a reason the previous one did
+							// not report has broken its run.
+							prev := g.gpu.throttleT
+							g.gpu.throttle = slices.DeleteFunc(g.gpu.throttle, func(run throttleRun) bool { return run.last < prev })
+							g.gpu.throttleT = t
+						}
+						for i := range g.gpu.throttle {
+							if g.gpu.throttle[i].reason == r.Str() {
+								g.gpu.throttle[i].last = t
 								return
 							}
-							g.gpu.throttleT, g.gpu.throttleNow = t, g.gpu.throttleNow[:0]
 						}
-						g.gpu.throttleNow = append(g.gpu.throttleNow, r.Str())
+						g.gpu.throttle = append(g.gpu.throttle, throttleRun{reason: r.Str(), since: t, last: t})
 					})
 				case spec.HwErrors:
 					d.eachNumber(m, func(t int64, v float64, a pcommon.Map) {
@@ -114,11 +125,40 @@ func (d *diagnoser) ingestMetrics(md pmetric.Metrics) {
 							g.gpu.xid[code] = v
 						case "uncorrected":
 							// NVML's volatile ECC totals survive a collector
-							// restart: only an increase is news.
+							// restart: only an increase is news. They fall
+							// only when the GPU is reset or its driver
+							// reloaded, which handles the errors.
 							if g.gpu.eccSeen && v > g.gpu.ecc {
 								g.gpu.eccFiredAt = t
 							}
+							if g.gpu.eccSeen && v < g.gpu.ecc {
+								g.gpu.resetAt = t
+							}
 							g.gpu.ecc, g.gpu.eccSeen = v, true
+						case "corrected":
+							if g.gpu.eccCorrSeen && v < g.gpu.eccCorr {
+								g.gpu.resetAt = t
+							}
+							g.gpu.eccCorr, g.gpu.eccCorrSeen = v, true
+						}
+					})
+				case spec.HwStatus:
+					// A GPU that failed (fell off the bus, lost) and
+					// answers again was reset.
+					d.eachNumber(m, func(t int64, v float64, a pcommon.Map) {
+						st, _ := a.Get(spec.AttrHwState)
+						if v <= 0 || (st.Str() != "failed" && st.Str() != "ok") {
+							return
+						}
+						g := d.gpu(res, a, t)
+						if g == nil {
+							return
+						}
+						switch {
+						case st.Str() == "failed" && g.gpu.failedAt == 0:
+							g.gpu.failedAt = t
+						case st.Str() == "ok" && g.gpu.failedAt != 0 && t > g.gpu.failedAt:
+							g.gpu.resetAt, g.gpu.failedAt = t, 0
 						}
 					})
 				case spec.ProcessGpuMemoryUsage:

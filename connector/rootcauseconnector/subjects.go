@@ -81,22 +81,52 @@ type gpuState struct {
 	memAcc accum
 	limit  float64
 	util   stats.Series
-	// throttle: the newest scrape's reasons that matter (thermal, hardware,
-	// power), and since when some were held without a break.
-	throttleT     int64
-	throttleNow   []string
-	throttleSince int64
+	// throttle: one run per reason that matters (thermal, hardware,
+	// power) held without a break, and the newest scrape with any reason.
+	throttle  []throttleRun
+	throttleT int64
 	// Error counters: the last value per XID code and of uncorrected ECC.
 	xid        map[int64]float64
 	xidFired   map[int64]int64 // code -> Unix ns of its newest increase
 	ecc        float64
 	eccSeen    bool
 	eccFiredAt int64
-	fit        leakFit
+	// eccCorr: the last volatile corrected-ECC count (only its fall, a
+	// reset, matters).
+	eccCorr     float64
+	eccCorrSeen bool
+	// resetAt: the newest reset or driver reload seen (volatile ECC
+	// counters fell, or the GPU came back from failed); failedAt: since
+	// when hw.status says failed (0: not failed).
+	resetAt, failedAt int64
+	// Acknowledgments (Unix ns) per XID code and of the ECC errors.
+	xidAck map[int64]int64
+	eccAck int64
+	fit    leakFit
 	// tte is the latest time to exhaustion (s, -1: not growing) and slopeOK
 	// whether fit.slope is worth reporting, for the derived metrics.
 	tte     float64
 	slopeOK bool
+}
+
+// throttleRun is one clock-event reason held from since to last (the
+// newest scrape that reported it).
+type throttleRun struct {
+	reason      string
+	since, last int64
+}
+
+// activeThrottle drops the runs the GPU's newest sample (at lastSeen) no
+// longer reports and returns the rest.
+func (g *gpuState) activeThrottle(lastSeen int64) []throttleRun {
+	kept := g.throttle[:0]
+	for _, r := range g.throttle {
+		if r.last >= lastSeen {
+			kept = append(kept, r)
+		}
+	}
+	g.throttle = kept
+	return kept
 }
 
 // leakFit caches the leak detector's last fit of a memory window: the fit is

@@ -31,6 +31,28 @@ const (
 const (
 	StateFiring   = "firing"
 	StateResolved = "resolved"
+	// StateAcknowledged is only ever sent to rootcause, never by it: a log
+	// record with incident.id (or hw.id) and incident.state=acknowledged
+	// ends the hardware-error incidents it names (an operator handled the
+	// GPU in a way its metrics cannot show).
+	StateAcknowledged = "acknowledged"
+)
+
+// How an incident ended (incident.resolution, on resolved records).
+const (
+	// ResolutionCleared: its condition stayed clear for resolve_after.
+	ResolutionCleared = "cleared"
+	// ResolutionSuperseded: the cause it was a symptom of became known; the
+	// record names that incident in incident.superseded_by.
+	ResolutionSuperseded = "superseded"
+	// ResolutionGPUReset: the GPU was reset or its driver reloaded after the
+	// error (its volatile ECC counters fell, or it came back from failed).
+	ResolutionGPUReset = "gpu_reset"
+	// ResolutionAcknowledged: an operator acknowledged it.
+	ResolutionAcknowledged = "acknowledged"
+	// ResolutionExpired: a hardware error neither handled nor acknowledged
+	// within hardware_errors.resolve_after.
+	ResolutionExpired = "expired"
 )
 
 // Golden-signal quadrants (incident.quadrant).

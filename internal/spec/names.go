@@ -143,6 +143,15 @@ const (
 	IncidentSubject    = "incident.subject"
 	IncidentLayer      = "incident.layer"
 	IncidentDrilldown  = "incident.drilldown"
+	// The incident as it unfolds: how many times a firing incident was
+	// re-sent because its figures changed, what changed, what was ruled
+	// out, how it ended and which incident replaced it.
+	IncidentUpdate       = "incident.update"
+	IncidentChange       = "incident.change"
+	IncidentRuledOut     = "incident.ruled_out"
+	IncidentOnsetTime    = "incident.onset_time"
+	IncidentResolution   = "incident.resolution"
+	IncidentSupersededBy = "incident.superseded_by"
 )
 
 // What profileimport's leak-suspect records carry and the rootcause
