@@ -522,8 +522,11 @@ func TestDerivedMetricsAndExemplars(t *testing.T) {
 	}
 }
 
-func TestJointTrigger(t *testing.T) {
+// jointRun: a latency spike and a cache hit-ratio drop from 100 s while
+// the engine's process grows 240 MiB/min from memFrom.
+func jointRun(t *testing.T, hold time.Duration, memFrom float64) []record {
 	d := newTestDiagnoser(t, func(c *Config) {
+		c.CorrelationHold = hold
 		c.Leak.Window = 30 * time.Second
 		c.Latency.Window = 10 * time.Second
 		c.Latency.Baseline = 2 * time.Minute
@@ -534,23 +537,61 @@ func TestJointTrigger(t *testing.T) {
 	var total [9]uint64
 	var q, h float64
 	recs := run(d, 130, func(s float64) []pmetric.Metrics {
-		slow, grow := -1, 0.0
+		slow := -1
 		q += 100
 		h += 80
 		if s >= 100 {
-			slow, grow = 6, 4<<20
+			slow = 6
 			h -= 60 // hit ratio 0.8 -> 0.2
 		}
 		md := latencyBatch(s, &total, slow)
 		md2 := batch(engineRes, sec(s), pt{name: spec.EnginePrefixCacheQueries, v: q, sum: true}, pt{name: spec.EnginePrefixCacheHits, v: h, sum: true})
-		return []pmetric.Metrics{md, md2, gpuBatch(s, grow, 100)}
+		return []pmetric.Metrics{md, md2, gpuBatch(s, 4<<20, memFrom)}
 	})
+	return recs
+}
+
+// TestJointTrigger: memory pressure builds from 80 s, the cache and latency
+// give way at 100 s. With the default correlation hold the joint incident
+// is the only one sent: its parts waited for it.
+func TestJointTrigger(t *testing.T) {
+	recs := jointRun(t, testConfig(nil).CorrelationHold, 80)
 	j := firing(recs, spec.IncidentKindJointDegradation)
 	if len(j) != 1 || j[0].severity != spec.SeverityCritical {
 		t.Fatalf("want one joint incident: %+v", recs)
 	}
-	if l := firing(recs, spec.IncidentKindLatencySpike); len(l) > 0 && l[0].ts >= j[0].ts {
-		t.Fatalf("latency reported separately once joint: %+v", l)
+	for _, kind := range []string{spec.IncidentKindLatencySpike, spec.IncidentKindCacheHitDrop} {
+		if p := firing(recs, kind); len(p) > 0 {
+			t.Errorf("%s sent beside the joint incident that replaces it: %+v", kind, p)
+		}
+	}
+	// The growth alone was a leak before the symptoms came: it was right to
+	// say so, and the joint incident, which carries its slope, replaces it.
+	l, r := firing(recs, spec.IncidentKindGPUMemoryLeak), resolved(recs, spec.IncidentKindGPUMemoryLeak)
+	if len(l) != 1 || l[0].ts >= j[0].ts || len(r) != 1 || r[0].attrs[spec.IncidentSupersededBy] != j[0].id {
+		t.Fatalf("want the leak superseded by the joint incident: %+v %+v", l, r)
+	}
+}
+
+// TestJointSupersedesPartsSentBeforeIt: with no hold, and the memory growth
+// only starting with the symptoms (it takes seconds to show in a fit), the
+// parts are sent first; when the joint incident forms, each is resolved as
+// superseded and names it.
+func TestJointSupersedesPartsSentBeforeIt(t *testing.T) {
+	recs := jointRun(t, 0, 100)
+	j := firing(recs, spec.IncidentKindJointDegradation)
+	if len(j) != 1 {
+		t.Fatalf("want one joint incident: %+v", recs)
+	}
+	for _, kind := range []string{spec.IncidentKindLatencySpike, spec.IncidentKindCacheHitDrop} {
+		p, r := firing(recs, kind), resolved(recs, kind)
+		if len(p) != 1 || p[0].ts >= j[0].ts {
+			t.Fatalf("%s: want it sent before the joint incident: %+v", kind, p)
+		}
+		if len(r) != 1 || r[0].id != p[0].id || r[0].ts != j[0].ts || r[0].attrs[spec.IncidentResolution] != spec.ResolutionSuperseded ||
+			r[0].attrs[spec.IncidentSupersededBy] != j[0].id || !strings.Contains(r[0].body, "superseded") {
+			t.Fatalf("%s: want it superseded by %s when the joint incident fires: %+v", kind, j[0].id, r)
+		}
 	}
 }
 

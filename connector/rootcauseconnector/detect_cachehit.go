@@ -18,6 +18,7 @@ type cacheHitDetector struct{ cfg CacheHitConfig }
 func (det cacheHitDetector) detect(d *diagnoser, ev *evaluation) {
 	for _, s := range d.subjects.engines {
 		if f, ok := det.dropped(d, s, ev.now); ok {
+			d.holdForJoint(s, &f, ev)
 			ev.add(f)
 		}
 	}

@@ -20,10 +20,58 @@ type latencyDetector struct{ cfg LatencyConfig }
 
 func (det latencyDetector) detect(d *diagnoser, ev *evaluation) {
 	for _, s := range d.subjects.engines {
-		if f, ok := det.spiked(d, s, ev.now); ok {
-			f.action = d.latencyAction(s, ev.finding(s, spec.IncidentKindKVCacheSaturation) != nil)
-			ev.add(f)
+		f, ok := det.spiked(d, s, ev.now)
+		if !ok {
+			continue
 		}
+		// A saturated KV cache is the cause: requests wait for cache
+		// space. The spike is evidence of that incident.
+		if kv := ev.finding(s, spec.IncidentKindKVCacheSaturation); kv != nil {
+			kv.evidence = append(kv.evidence, f.evidence...)
+			kv.body += "; " + f.body + " with it"
+			ev.supersede(s, spec.IncidentKindLatencySpike, incidentKey(kv))
+			continue
+		}
+		f.action = d.latencyAction(s)
+		d.explainLatency(s, &f, ev)
+		ev.add(f)
+	}
+}
+
+// explainLatency rules out what does not explain a latency spike, and holds
+// it back while a cause may be about to show: the KV cache near its
+// threshold, or memory growing with a cache-hit drop (the joint incident).
+func (d *diagnoser) explainLatency(s *subject, f *finding, ev *evaluation) {
+	d.explainByKV(s, f)
+	if g := d.engineGPU(s); g != nil {
+		if u, ok := g.gpu.util.Last(); ok && u.V < 0.95 {
+			f.ruleOut(fmt.Sprintf("not GPU saturation: the GPU is %.0f%% busy", 100*u.V))
+		}
+	}
+	if w, ok := s.engine.waiting.Last(); ok && w.V < d.cfg.Queue.MinWaiting {
+		f.ruleOut(fmt.Sprintf("not queueing: %.0f requests wait", w.V))
+	}
+	d.holdForJoint(s, f, ev)
+}
+
+// holdForJoint holds a latency or cache symptom back while the joint
+// incident may form: the engine's memory grows at a quarter of the leak
+// threshold or more, or the other symptom is already seen.
+func (d *diagnoser) holdForJoint(s *subject, f *finding, ev *evaluation) {
+	if !d.cfg.Joint.Enabled {
+		return
+	}
+	minSlope := d.cfg.Leak.MinSlopeMiBPerMinute * mib / 60
+	if slope, _ := d.memorySlope(s); slope >= minSlope/4 {
+		f.hold, f.holdReason = true, fmt.Sprintf("memory of the engine grows %.0f MiB/min", slope*60/mib)
+		return
+	}
+	other, otherSeen := spec.IncidentKindCacheHitDrop, s.engine.lastCache
+	if f.kind == spec.IncidentKindCacheHitDrop {
+		other, otherSeen = spec.IncidentKindLatencySpike, s.engine.lastLatency
+	}
+	if ev.finding(s, other) != nil || (otherSeen != 0 && ev.now-otherSeen <= int64(d.cfg.Joint.Window)) {
+		f.hold, f.holdReason = true, other+" on the same engine"
 	}
 }
 
@@ -81,10 +129,7 @@ func (det latencyDetector) spiked(d *diagnoser, s *subject, now int64) (finding,
 
 // latencyAction suggests where the time goes, from what else is seen on
 // the engine and its GPU.
-func (d *diagnoser) latencyAction(s *subject, kvSaturated bool) string {
-	if kvSaturated {
-		return "The KV cache is saturated: requests wait for cache space. Add replicas, raise gpu_memory_utilization or lower max_num_seqs."
-	}
+func (d *diagnoser) latencyAction(s *subject) string {
 	if w, ok := s.engine.waiting.Last(); ok && w.V >= d.cfg.Queue.MinWaiting {
 		return d.gpuCause(s, "Requests queue: add replicas or reduce load.")
 	}

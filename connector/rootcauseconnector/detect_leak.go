@@ -96,7 +96,15 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 		fit.slope = net
 		return finding{}, false
 	}
-	slope, steady, pairs, ok := stats.TheilSen(sc.pts, sc.pairs)
+	// A leak that began inside the window is fitted from its onset: the
+	// flat stretch before it would halve the slope (and the steadiness)
+	// just when the leak starts to matter.
+	grow := sc.pts
+	onset := int64(0)
+	if k, ok := stats.Onset(sc.pts, 3, 4); ok && sc.pts[len(sc.pts)-1].T-sc.pts[k].T >= int64(cfg.Window)/4 {
+		grow, onset = sc.pts[k:], sc.pts[k].T
+	}
+	slope, steady, pairs, ok := stats.TheilSen(grow, sc.pairs)
 	sc.pairs = pairs
 	if !ok {
 		return finding{}, false
@@ -107,7 +115,7 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 	if span < int64(cfg.Window)*3/4 || perMin < cfg.MinSlopeMiBPerMinute || steady < cfg.MinSteadiness {
 		return finding{}, false
 	}
-	first, last := sc.pts[0], sc.pts[len(sc.pts)-1]
+	first, last := grow[0], grow[len(grow)-1]
 	usage, limit := last.V, 0.0
 	if g := d.subjects.gpus[s.hwID]; g != nil {
 		limit = g.gpu.limit
@@ -119,7 +127,8 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 	if limit > usage && slope > 0 {
 		tte = (limit - usage) / slope
 	}
-	f := finding{subj: s, quadrant: spec.QuadrantSaturation, severity: spec.SeverityWarning, start: first.T, drill: drillMemory}
+	f := finding{subj: s, quadrant: spec.QuadrantSaturation, severity: spec.SeverityWarning, start: first.T, drill: drillMemory,
+		onset: onset, headline: 1}
 	metric := spec.HwGpuMemoryUsage
 	who := "GPU " + s.hwID
 	if s.kind == kindProcess {
@@ -134,8 +143,12 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 		f.evidence = append(f.evidence, evidence{signal: spec.HwGpuMemoryTimeToExhaustion, value: tte,
 			threshold: d.cfg.Leak.CriticalExhaustion.Seconds(), hasThresh: true, unit: "s"})
 	}
+	since := ""
+	if onset != 0 {
+		since = " since " + time.Unix(0, onset).UTC().Format("15:04:05Z") + " (flat before)"
+	}
 	// Growth that the KV cache explains is not a leak.
-	kvNote := "no engine KV-cache metrics for it"
+	kvNote := ""
 	if target := d.linkedEngine(s); target != nil {
 		kpts := target.engine.kvLong.Since(nil, now-int64(cfg.Window))
 		if len(kpts) >= 2 {
@@ -146,8 +159,8 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 			if rise >= cfg.KVExplainedRise {
 				f.kind = spec.IncidentKindKVCacheGrowth
 				f.score = math.Min(1, perMin/(4*cfg.MinSlopeMiBPerMinute))
-				f.body = fmt.Sprintf("GPU memory of %s grows %.0f MiB/min%s, and its KV cache utilization rose %.0f%% → %.0f%% with it: KV-cache growth, not a leak",
-					who, perMin, fullIn(tte), 100*kpts[0].V, 100*kpts[len(kpts)-1].V)
+				f.body = fmt.Sprintf("GPU memory of %s grows %.0f MiB/min%s%s, and its KV cache utilization rose %.0f%% → %.0f%% with it: KV-cache growth, not a leak",
+					who, perMin, since, fullIn(tte), 100*kpts[0].V, 100*kpts[len(kpts)-1].V)
 				f.action = "Expected while load rises; if memory must stay bounded, lower gpu_memory_utilization / max_num_seqs or the KV pool size."
 				return f, true
 			}
@@ -160,7 +173,12 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 		f.severity = spec.SeverityCritical
 		f.score = math.Max(f.score, 0.8)
 	}
-	f.body = fmt.Sprintf("GPU memory of %s grows %.0f MiB/min%s; %s", who, perMin, fullIn(tte), kvNote)
+	f.body = fmt.Sprintf("GPU memory of %s grows %.0f MiB/min%s%s", who, perMin, since, fullIn(tte))
+	if kvNote != "" {
+		f.ruleOut(kvNote)
+	} else {
+		f.body += "; no engine KV-cache metrics for it, so KV growth is not ruled out"
+	}
 	f.action = "Find what keeps tensors alive across requests (caches, lists of outputs, retained graphs) in the layer named below; restart or drain the instance before it runs out."
 	return f, true
 }

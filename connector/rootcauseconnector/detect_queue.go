@@ -21,6 +21,7 @@ func (det queueDetector) detect(d *diagnoser, ev *evaluation) {
 			continue
 		}
 		if f, ok := det.buildup(d, s, ev.now); ok {
+			d.explainByKV(s, &f)
 			ev.add(f)
 		}
 	}
@@ -55,6 +56,7 @@ func (det queueDetector) buildup(d *diagnoser, s *subject, now int64) (finding, 
 			f.evidence = append(f.evidence, evidence{signal: spec.HwGpuUtilization, value: u.V, threshold: 0.3,
 				hasThresh: true, unit: "1", note: "below the threshold the GPU is idle"})
 			if u.V < 0.3 {
+				f.ruleOut(fmt.Sprintf("not the GPU: it is %.0f%% busy, so the engine's CPU side (scheduler, tokenizer) is the bottleneck", 100*u.V))
 				cause = fmt.Sprintf(" while its GPU is %.0f%% busy: the scheduler/CPU side is the bottleneck, not the GPU", 100*u.V)
 				f.action = "CPU-bound: check the pod's CPU limit and throttling, tokenizer/detokenizer and Python overhead; raise CPU, use more API server processes, or enable async output processing."
 			}

@@ -17,10 +17,53 @@ type throughputDetector struct{ cfg ThroughputConfig }
 
 func (det throughputDetector) detect(d *diagnoser, ev *evaluation) {
 	for _, s := range d.subjects.engines {
-		if f, ok := det.dropped(d, s, ev.now); ok {
-			ev.add(f)
+		f, ok := det.dropped(d, s, ev.now)
+		if !ok {
+			continue
+		}
+		// A GPU held back by throttling is the cause: the drop is its
+		// evidence, not an incident of its own.
+		if g := d.engineGPU(s); g != nil {
+			if tf := ev.finding(g, spec.IncidentKindGPUThrottling); tf != nil {
+				tf.evidence = append(tf.evidence, f.evidence...)
+				ev.supersede(s, spec.IncidentKindThroughputDrop, incidentKey(tf))
+				continue
+			}
+		}
+		d.explainThroughput(s, &f)
+		ev.add(f)
+	}
+}
+
+// explainThroughput rules out what does not explain a throughput drop, and
+// holds the finding back while a cause may be about to show.
+func (d *diagnoser) explainThroughput(s *subject, f *finding) {
+	if w, ok := s.engine.waiting.Last(); ok {
+		f.ruleOut(fmt.Sprintf("not less load: %.0f requests wait", w.V))
+	}
+	if g := d.engineGPU(s); g != nil {
+		if runs := g.gpu.activeThrottle(g.lastSeen); len(runs) > 0 {
+			f.hold, f.holdReason = true, "its GPU is throttled ("+throttleReasons(runs)+") for less than throttle.for"
+		} else {
+			f.ruleOut("not throttling: the GPU's clocks are not held back")
 		}
 	}
+	d.explainByKV(s, f)
+}
+
+// explainByKV rules KV-cache pressure out of a symptom, or holds it back
+// when the engine's KV cache is within 10 points of kv_cache.threshold
+// (the saturation incident may follow and replace it).
+func (d *diagnoser) explainByKV(s *subject, f *finding) {
+	kv, ok := s.engine.kv.Last()
+	if !ok || !d.cfg.KVCache.Enabled {
+		return
+	}
+	if kv.V >= d.cfg.KVCache.Threshold-0.1 {
+		f.hold, f.holdReason = true, fmt.Sprintf("KV cache at %.0f%%, near kv_cache.threshold", 100*kv.V)
+		return
+	}
+	f.ruleOut(fmt.Sprintf("not KV-cache pressure: KV cache at %.0f%%", 100*kv.V))
 }
 
 func (det throughputDetector) dropped(d *diagnoser, s *subject, now int64) (finding, bool) {

@@ -32,7 +32,7 @@ func createDefaultConfig() component.Config {
 		Warmup:             5 * time.Minute,
 		StaleAfter:         2 * time.Minute,
 		Updates:            UpdatesConfig{Change: 0.25, MinInterval: 30 * time.Second},
-		CorrelationHold:    3 * time.Second,
+		CorrelationHold:    5 * time.Second,
 		Leak: LeakConfig{Enabled: true, Window: 10 * time.Minute, MinSlopeMiBPerMinute: 80, MinSteadiness: 0.8,
 			CriticalExhaustion: time.Hour, KVExplainedRise: 0.05},
 		KVCache:  KVCacheConfig{Enabled: true, Threshold: 0.85, For: time.Minute},
