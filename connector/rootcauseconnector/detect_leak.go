@@ -96,13 +96,19 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 		fit.slope = net
 		return finding{}, false
 	}
-	// A leak that began inside the window is fitted from its onset: the
-	// flat stretch before it would halve the slope (and the steadiness)
-	// just when the leak starts to matter.
+	// A leak that began (or sped up) inside the window is fitted from that
+	// change: the flat or slower stretch before it would understate the
+	// slope, and the time to exhaustion, just when the leak starts to
+	// matter. A quarter of the window after the change is enough to fit.
 	grow := sc.pts
-	onset := int64(0)
-	if k, ok := stats.Onset(sc.pts, 3, 4); ok && sc.pts[len(sc.pts)-1].T-sc.pts[k].T >= int64(cfg.Window)/4 {
-		grow, onset = sc.pts[k:], sc.pts[k].T
+	onset, fasterSince := int64(0), int64(0)
+	if c, ok := stats.FindChange(sc.pts, 3, 4); ok && sc.pts[len(sc.pts)-1].T-sc.pts[c.Index].T >= int64(cfg.Window)/4 {
+		grow = sc.pts[c.Index:]
+		if c.Flat() {
+			onset = grow[0].T
+		} else {
+			fasterSince = grow[0].T
+		}
 	}
 	slope, steady, pairs, ok := stats.TheilSen(grow, sc.pairs)
 	sc.pairs = pairs
@@ -144,8 +150,11 @@ func (d *diagnoser) fitLeak(s *subject, mem stats.Series, now int64, fit *leakFi
 			threshold: d.cfg.Leak.CriticalExhaustion.Seconds(), hasThresh: true, unit: "s"})
 	}
 	since := ""
-	if onset != 0 {
+	switch {
+	case onset != 0:
 		since = " since " + time.Unix(0, onset).UTC().Format("15:04:05Z") + " (flat before)"
+	case fasterSince != 0:
+		since = " since " + time.Unix(0, fasterSince).UTC().Format("15:04:05Z") + " (slower before)"
 	}
 	// Growth that the KV cache explains is not a leak.
 	kvNote := ""

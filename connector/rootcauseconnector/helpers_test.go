@@ -139,8 +139,10 @@ func run(d *diagnoser, to float64, gen func(s float64) []pmetric.Metrics) []reco
 // re-notifications left out: see updated).
 func firing(recs []record, kind string) []record {
 	var out []record
+	seen := map[string]bool{}
 	for _, r := range recs {
-		if r.kind == kind && r.state == "firing" && r.attrs[spec.IncidentUpdate] == int64(0) {
+		if r.kind == kind && r.state == "firing" && !seen[r.id] {
+			seen[r.id] = true
 			out = append(out, r)
 		}
 	}

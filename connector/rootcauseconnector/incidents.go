@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,8 @@ type incident struct {
 	updates int
 	change  string
 	sent    sentFigures
+	// onset: when the fault began, once a detector estimated it.
+	onset int64
 	// resolution and supersededBy describe the resolved record.
 	resolution, supersededBy string
 	// subject identity, kept for the resolved record after the subject
@@ -64,6 +67,9 @@ type sentFigures struct {
 	headlineSignal      string
 	headline, tte       float64
 	hasHeadline, hasTTE bool
+	// signals: the evidence's signals; a new one (a symptom absorbed as
+	// evidence) is an update.
+	signals []string
 }
 
 func incidentKey(f *finding) string {
@@ -101,6 +107,11 @@ func (d *diagnoser) track(now int64, ev *evaluation) (plog.Logs, int, int) {
 			d.incidents[key] = inc
 		}
 		escalated := f.severity == spec.SeverityCritical && inc.severity != spec.SeverityCritical
+		if f.onset != 0 && inc.onset == 0 {
+			// The first onset seen stays: a later fit whose window no
+			// longer holds the flat stretch cannot see it.
+			inc.onset = f.onset
+		}
 		inc.f, inc.lastTrue, inc.subj = *f, now, *f.subj
 		inc.subj.prev, inc.subj.next = nil, nil
 		if escalated {
@@ -112,7 +123,9 @@ func (d *diagnoser) track(now int64, ev *evaluation) (plog.Logs, int, int) {
 		}
 		renotify := !first && d.cfg.RenotifyInterval > 0 && now-inc.lastEmit >= int64(d.cfg.RenotifyInterval)
 		inc.change = ""
-		if !first && !escalated && !renotify && now-inc.lastEmit >= int64(d.cfg.Updates.MinInterval) {
+		if !first && !escalated && (renotify || now-inc.lastEmit >= int64(d.cfg.Updates.MinInterval)) {
+			// A re-notification that finds the figures moved is an
+			// update too.
 			inc.change = d.materialChange(inc)
 		}
 		if !first && !escalated && !renotify && inc.change == "" {
@@ -192,6 +205,11 @@ func figuresOf(inc *incident) sentFigures {
 	if tte, ok := f.timeToExhaustion(); ok {
 		s.tte, s.hasTTE = tte, true
 	}
+	for _, e := range f.evidence {
+		if !slices.Contains(s.signals, e.signal) {
+			s.signals = append(s.signals, e.signal)
+		}
+	}
 	return s
 }
 
@@ -230,6 +248,15 @@ func (d *diagnoser) materialChange(inc *incident) string {
 			from = fmtValue(was.tte, "s")
 		}
 		parts = append(parts, fmt.Sprintf("time to exhaustion %s → %s", from, fmtValue(now.tte, "s")))
+	}
+	var added []string
+	for _, sig := range now.signals {
+		if !slices.Contains(was.signals, sig) {
+			added = append(added, sig)
+		}
+	}
+	if len(added) > 0 {
+		parts = append(parts, "new evidence: "+strings.Join(added, ", "))
 	}
 	if len(parts) == 0 && moved(was.score, now.score) {
 		parts = append(parts, fmt.Sprintf("score %.2f → %.2f", was.score, now.score))
@@ -343,8 +370,8 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	if inc.change != "" && state == spec.StateFiring {
 		a.PutStr(spec.IncidentChange, inc.change)
 	}
-	if f.onset != 0 {
-		a.PutStr(spec.IncidentOnsetTime, time.Unix(0, f.onset).UTC().Format(time.RFC3339Nano))
+	if inc.onset != 0 {
+		a.PutStr(spec.IncidentOnsetTime, time.Unix(0, inc.onset).UTC().Format(time.RFC3339Nano))
 	}
 	if len(f.ruledOut) > 0 {
 		ro := a.PutEmptySlice(spec.IncidentRuledOut)

@@ -40,10 +40,24 @@ func TestOnsetFindsTheChangePoint(t *testing.T) {
 			}
 			return v
 		})
-		k, ok := Onset(pts, 3, 4)
-		if !ok || int(math.Abs(float64(k-tc.onset))) > tc.tolerance {
-			t.Errorf("%s: onset at %d (ok %v), want %d ± %d", tc.name, k, ok, tc.onset, tc.tolerance)
+		c, ok := FindChange(pts, 3, 4)
+		if !ok || int(math.Abs(float64(c.Index-tc.onset))) > tc.tolerance || !c.Flat() {
+			t.Errorf("%s: change %+v (ok %v), want a flat stretch, then a climb from %d ± %d", tc.name, c, ok, tc.onset, tc.tolerance)
 		}
+		if ok && math.Abs(c.After-tc.rate*mib)/(tc.rate*mib) > 0.15 {
+			t.Errorf("%s: %.2f MiB/s after the onset, want %g", tc.name, c.After/mib, tc.rate)
+		}
+	}
+}
+
+// TestChangeFindsASpeedUp: a leak of 2 MiB/s that becomes 5 MiB/s is not
+// flat before its change, and the pace after it is the new one.
+func TestChangeFindsASpeedUp(t *testing.T) {
+	const mib = 1 << 20
+	pts := series(64, func(s float64) float64 { return 2*mib*math.Min(s, 40) + 5*mib*math.Max(0, s-40) })
+	c, ok := FindChange(pts, 3, 4)
+	if !ok || c.Flat() || c.Index < 39 || c.Index > 42 || math.Abs(c.After/mib-5) > 0.2 || math.Abs(c.Before/mib-2) > 0.2 {
+		t.Fatalf("want a speed-up from 2 to 5 MiB/s at 40: %+v (ok %v, %.2f → %.2f MiB/s)", c, ok, c.Before/mib, c.After/mib)
 	}
 }
 
@@ -57,12 +71,14 @@ func TestOnsetRefusesWhatIsNotAFlatThenClimb(t *testing.T) {
 		{"flat", func(s float64) float64 { return 1024 * mib }},
 		{"a sawtooth: allocate, free", func(s float64) float64 { return mib * 20 * math.Mod(s, 20) }},
 		{"a fall", func(s float64) float64 { return 1024*mib - math.Max(0, s-30)*8*mib }},
+		{"a step", func(s float64) float64 { return map[bool]float64{true: 4096 * mib}[s > 30] }},
+		{"a slow-down", func(s float64) float64 { return 8*mib*math.Min(s, 30) + 2*mib*math.Max(0, s-30) }},
 	} {
-		if k, ok := Onset(series(60, tc.f), 3, 4); ok {
-			t.Errorf("%s: onset at %d", tc.name, k)
+		if c, ok := FindChange(series(60, tc.f), 3, 4); ok {
+			t.Errorf("%s: change %+v", tc.name, c)
 		}
 	}
-	if _, ok := Onset(series(5, func(s float64) float64 { return s }), 3, 4); ok {
+	if _, ok := FindChange(series(5, func(s float64) float64 { return s }), 3, 4); ok {
 		t.Error("5 points cannot hold 3 flat and 4 climbing")
 	}
 }
