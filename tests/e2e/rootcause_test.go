@@ -89,6 +89,10 @@ type rcSetup struct {
 	engineScenario string
 	engineSpeed    float64
 	engineGPU      string
+	// otlpLogs adds an OTLP/HTTP receiver to the logs pipeline that feeds
+	// rootcause (operators' acknowledgments arrive that way); its URL is
+	// rcRun.otlpLogs.
+	otlpLogs bool
 }
 
 // rcRun is a running scenario.
@@ -103,6 +107,7 @@ type rcRun struct {
 	nvmlZero, engineZero time.Time
 	setup                rcSetup
 	watch                string // the profile directory
+	otlpLogs             string // http://127.0.0.1:port/v1/logs, with rcSetup.otlpLogs
 }
 
 // nvmlAt is the wall time of fake NVML scenario time s.
@@ -174,6 +179,17 @@ func startRootcause(t *testing.T, s rcSetup) *rcRun {
 `, rcTick, url, s.engineGPU, rcEnginePid)
 		metrics = "nvml, llmengine"
 	}
+	logs := "profileimport"
+	if s.otlpLogs {
+		port := harness.FreePort(t)
+		receivers += fmt.Sprintf(`  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+`, port)
+		logs += ", otlp"
+		r.otlpLogs = fmt.Sprintf("http://127.0.0.1:%d/v1/logs", port)
+	}
 	health := harness.FreePort(t)
 	cfg := fmt.Sprintf(`
 receivers:
@@ -217,13 +233,13 @@ service:
       receivers: [profileimport]
       exporters: [rootcause, otlp]
     logs:
-      receivers: [profileimport]
+      receivers: [%s]
       exporters: [rootcause, otlp]
     logs/incidents:
       receivers: [rootcause]
       exporters: [otlp]
 `, receivers, rcTick, rcWarmup, rcLeakWindow, rcKVFor, rcLatencyWindow, rcThroughputWin, rcQueueFor, rcQueueMin,
-		rcThrottleFor, r.backend.GRPCEndpoint, health, metrics)
+		rcThrottleFor, r.backend.GRPCEndpoint, health, metrics, logs)
 	harness.StartCollector(t, harness.Options{
 		Name: "agent", Config: cfg, HealthPort: health,
 		Env: []string{
@@ -295,6 +311,21 @@ func (i incident) evidenceFor(fragments ...string) (map[string]any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// ruledOut is the incident's incident.ruled_out.
+func (i incident) ruledOut() []string {
+	var out []string
+	if v, ok := i.attrs.Get(spec.IncidentRuledOut); ok && v.Type() == pcommon.ValueTypeSlice {
+		for k := 0; k < v.Slice().Len(); k++ {
+			out = append(out, v.Slice().At(k).Str())
+		}
+	}
+	return out
+}
+
+func containsPrefix(list []string, prefix string) bool {
+	return slices.ContainsFunc(list, func(s string) bool { return strings.HasPrefix(s, prefix) })
 }
 
 func (i incident) String() string {
@@ -447,6 +478,20 @@ func checkContract(t *testing.T, incs []incident) {
 		}
 		if s := i.state(); s != "firing" && s != "resolved" {
 			bad("incident.state %q", s)
+		}
+		if v, ok := i.attrs.Get(spec.IncidentUpdate); !ok || v.Type() != pcommon.ValueTypeInt || v.Int() < 0 {
+			bad("incident.update missing or not a count")
+		}
+		if i.state() == "resolved" {
+			switch r := i.str(spec.IncidentResolution); r {
+			case spec.ResolutionCleared, spec.ResolutionGPUReset, spec.ResolutionAcknowledged, spec.ResolutionExpired:
+			case spec.ResolutionSuperseded:
+				if i.str(spec.IncidentSupersededBy) == "" {
+					bad("superseded without incident.superseded_by")
+				}
+			default:
+				bad("incident.resolution %q", r)
+			}
 		}
 		if v, ok := i.attrs.Get(spec.IncidentScore); !ok || v.Type() != pcommon.ValueTypeDouble {
 			bad("incident.score missing or not a double")
@@ -620,6 +665,12 @@ func TestRootcauseCPUBoundEngine(t *testing.T) {
 	if inc.kind() == "queue_buildup" && inc.str(spec.IncidentQuadrant) != "latency" {
 		t.Errorf("queue_buildup in quadrant %q, want latency", inc.str(spec.IncidentQuadrant))
 	}
+	if ro := inc.ruledOut(); inc.kind() == "queue_buildup" && (!containsPrefix(ro, "not the GPU") || !containsPrefix(ro, "not KV-cache pressure")) {
+		t.Errorf("a CPU-bound queue rules out the GPU and the KV cache, got %q", ro)
+	}
+	if ro := inc.ruledOut(); inc.kind() == "latency_spike" && !containsPrefix(ro, "not GPU saturation") {
+		t.Errorf("latency on an idle GPU rules out GPU saturation, got %q", ro)
+	}
 	// Every latency/throughput incident of the story is timed from its own
 	// condition.
 	seen := map[string]bool{}
@@ -790,6 +841,9 @@ func TestRootcauseThroughputDrop(t *testing.T) {
 	}
 	if e := inc.str("llm.engine.name"); e != rcScenarioEngine {
 		t.Errorf("llm.engine.name %q, want vllm", e)
+	}
+	if ro := inc.ruledOut(); !containsPrefix(ro, "not throttling") || !containsPrefix(ro, "not less load") || !containsPrefix(ro, "not KV-cache pressure") {
+		t.Errorf("a throughput drop says what it ruled out (throttling, less load, KV pressure), got %q", ro)
 	}
 	if ev, ok := inc.evidenceFor(spec.EngineRequestsWaiting); !ok {
 		t.Errorf("no waiting requests in the evidence: a drop is only one while requests wait; %s", describe(all))

@@ -485,6 +485,39 @@ func TestRootcauseScenarios(t *testing.T) {
 		median(t, s, ttft, 60, 70, 0.1, 0.25)
 		median(t, s, e2e, 60, 70, 2.5, 5)
 	})
+	t.Run("vllm-kv-fills", func(t *testing.T) {
+		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-kv-fills.scenario"})
+		for at, want := range map[float64][2]float64{20: {0.3, 0.4}, 42.5: {0.6, 0.68}, 47: {0.83, 0.87}, 60: {0.97, 0.97}} {
+			if v := value(t, read(t, s, at), kv); v < want[0] || v > want[1] {
+				t.Errorf("t=%v KV cache %v, want %v..%v", at, v, want[0], want[1])
+			}
+		}
+		median(t, s, ttft, 20, 30, 0.08, 0.1)
+		median(t, s, ttft, 43, 53, 1, 2.5)
+		median(t, s, e2e, 43, 53, 5, 10)
+		if w := value(t, read(t, s, 60), waiting); w != 30 {
+			t.Errorf("waiting at 60 s: %v", w)
+		}
+	})
+	t.Run("vllm-memory-pressure", func(t *testing.T) {
+		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-memory-pressure.scenario"})
+		ratio := func(from, to float64) float64 {
+			return rate(t, s, "vllm:prefix_cache_hits_total", from, to) / rate(t, s, "vllm:prefix_cache_queries_total", from, to)
+		}
+		if r := ratio(20, 40); r != 0.8 {
+			t.Errorf("hit ratio before 40 s %v, want 0.8", r)
+		}
+		if r := ratio(43, 60); r != 0.25 {
+			t.Errorf("hit ratio after 43 s %v, want 0.25", r)
+		}
+		median(t, s, ttft, 25, 35, 0.08, 0.1)
+		median(t, s, ttft, 45, 55, 1, 2.5)
+		for at := 0.0; at <= 90; at += 9 {
+			if v := value(t, read(t, s, at), kv); v < 0.35 || v > 0.45 {
+				t.Errorf("t=%v KV cache %v", at, v)
+			}
+		}
+	})
 	t.Run("vllm-cache-hit-drop", func(t *testing.T) {
 		s := mustNew(t, Options{Engine: VLLM, Scenario: "scenarios/vllm-cache-hit-drop.scenario"})
 		ratio := func(from, to float64) float64 {
