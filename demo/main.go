@@ -97,7 +97,7 @@ func run(o options) error {
 	// the story fits a short run.
 	for _, e := range []struct{ env, engine, scenario, speed string }{
 		{"LLMOPS_DEMO_VLLM_LEAK", "vllm", "tests/enginereplay/scenarios/vllm-healthy.scenario", "1"},
-		{"LLMOPS_DEMO_VLLM_KV", "vllm", "tests/enginereplay/scenarios/vllm-kv-saturation.scenario", "2"},
+		{"LLMOPS_DEMO_VLLM_KV", "vllm", "tests/enginereplay/scenarios/vllm-kv-fills.scenario", "1"},
 		{"LLMOPS_DEMO_TGI", "tgi", "tests/enginereplay/scenarios/tgi-steady.scenario", "1"},
 	} {
 		url, err := procs.startReplay(abs(o.replay), e.engine, abs(e.scenario), e.speed, filepath.Join(dir, "logs", strings.ToLower(e.env)+".log"))

@@ -216,7 +216,13 @@ func latestIncidents(d *exported.Data) []exported.Incident {
 
 func incidentLines(in exported.Incident) []string {
 	state := strings.ToUpper(in.State)
-	head := fmt.Sprintf("%s %-8s %-8s %s", in.Time.Local().Format("15:04:05"), state, in.Severity, in.Kind)
+	switch {
+	case in.State == "firing" && in.Update > 0:
+		state = fmt.Sprintf("UPDATE %d", in.Update)
+	case in.Resolution == "superseded":
+		state = "SUPERSEDED"
+	}
+	head := fmt.Sprintf("%s %-10s %-8s %s", in.Time.Local().Format("15:04:05"), state, in.Severity, in.Kind)
 	lines := []string{short(head, width)}
 	for i, l := range wrap(in.Body, width-4) {
 		if i == 3 {
@@ -238,7 +244,7 @@ func incidentLines(in exported.Incident) []string {
 
 func (v *view) plain(elapsed time.Duration, d *exported.Data) {
 	for _, in := range d.Incidents {
-		key := in.ID + "/" + in.State
+		key := fmt.Sprintf("%s/%s/%d", in.ID, in.State, in.Update)
 		if v.seen[key] {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +26,9 @@ import (
 
 // TestDemoShortRun runs the README's demo command in its short mode, as CI
 // does (make demo DEMO_DURATION=60), and checks what a newcomer would see:
-// the leak (with the process, GPU and layer), the KV saturation, the
-// throttled GPU and the XID, nothing left running, and a report that
+// the leak (with the process, GPU and layer) and its update, the KV
+// saturation superseding the latency spike it caused, the throttled GPU and
+// the XID, nothing left running, and a report that
 // Chromium renders with its charts and without network requests.
 func TestDemoShortRun(t *testing.T) {
 	root := harness.RepoRoot(t)
@@ -62,6 +64,7 @@ func TestDemoShortRun(t *testing.T) {
 	type key struct{ kind, hw string }
 	got := map[key]map[string]any{}
 	var all []string
+	var records []map[string]any // every incident record, in order
 	readLines(t, filepath.Join(dir, "out", "logs.jsonl"), func(line []byte) {
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(line)
 		if err != nil {
@@ -74,6 +77,9 @@ func TestDemoShortRun(t *testing.T) {
 				for k := 0; k < lrs.Len(); k++ {
 					a := lrs.At(k).Attributes().AsRaw()
 					kind, _ := a["incident.kind"].(string)
+					if kind != "" {
+						records = append(records, a)
+					}
 					if kind == "" || a["incident.state"] != "firing" {
 						continue
 					}
@@ -101,6 +107,28 @@ func TestDemoShortRun(t *testing.T) {
 	}
 	if _, ok := got[key{"gpu_memory_leak", gpu + "1"}]; ok {
 		t.Error("the KV engine's flat memory was reported as a leak")
+	}
+	// The story unfolds: the leak triples at 40 s and its incident is
+	// updated; the second vLLM's latency climbs before its KV cache
+	// saturates, and the latency incident is superseded by the KV one.
+	var updatedLeak, superseded bool
+	kvID, _ := got[key{"kv_cache_saturation", gpu + "1"}]["incident.id"].(string)
+	for _, a := range records {
+		if a["incident.id"] == leak["incident.id"] && a["incident.state"] == "firing" {
+			if n, _ := a["incident.update"].(int64); n >= 1 && strings.Contains(fmt.Sprint(a["incident.change"]), "memory.growth_rate") {
+				updatedLeak = true
+			}
+		}
+		if a["incident.kind"] == "latency_spike" && a["incident.state"] == "resolved" &&
+			a["incident.resolution"] == "superseded" && kvID != "" && a["incident.superseded_by"] == kvID {
+			superseded = true
+		}
+	}
+	if !updatedLeak {
+		t.Errorf("no update of the leak incident with its new growth rate; incidents:\n%s", strings.Join(all, "\n"))
+	}
+	if !superseded {
+		t.Errorf("no latency_spike superseded by the KV saturation %q; incidents:\n%s", kvID, strings.Join(all, "\n"))
 	}
 
 	// The report.

@@ -84,6 +84,15 @@ type Incident struct {
 
 	Evidence   []map[string]any
 	LayerStack []Layer
+
+	// As the incident unfolds: the update count and what changed, when the
+	// fault began (zero when not estimated), what was ruled out, and on a
+	// resolved record how it ended and which incident superseded it.
+	Update                   int64
+	Change                   string
+	Onset                    time.Time
+	RuledOut                 []string
+	Resolution, SupersededBy string
 }
 
 // Process is one process on one GPU.

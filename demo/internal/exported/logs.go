@@ -64,6 +64,21 @@ func parseIncident(res pcommon.Map, lr plog.LogRecord) Incident {
 		Engine:    str(spec.AttrEngineName),
 		Model:     str(spec.AttrGenAIRequestModel),
 		Target:    str(spec.AttrEngineTarget),
+
+		Change:       str(spec.IncidentChange),
+		Resolution:   str(spec.IncidentResolution),
+		SupersededBy: str(spec.IncidentSupersededBy),
+	}
+	if v, ok := a.Get(spec.IncidentUpdate); ok {
+		inc.Update, _ = asInt(v)
+	}
+	if t, err := time.Parse(time.RFC3339Nano, str(spec.IncidentOnsetTime)); err == nil {
+		inc.Onset = t
+	}
+	if v, ok := a.Get(spec.IncidentRuledOut); ok && v.Type() == pcommon.ValueTypeSlice {
+		for i := 0; i < v.Slice().Len(); i++ {
+			inc.RuledOut = append(inc.RuledOut, v.Slice().At(i).AsString())
+		}
 	}
 	if ts != 0 {
 		inc.Time = time.Unix(0, int64(ts)).UTC()

@@ -124,6 +124,10 @@ type incident struct {
 	Resolved time.Time
 	Notified int
 	Severity string // the worst it reached
+	// Updates: the records re-sent because the figures moved, oldest
+	// first; End: the resolved record (its resolution, who superseded it).
+	Updates []exported.Incident
+	End     exported.Incident
 }
 
 func mergeIncidents(recs []exported.Incident) []*incident {
@@ -143,7 +147,7 @@ func mergeIncidents(recs []exported.Incident) []*incident {
 			out = append(out, inc)
 		}
 		if r.State == spec.StateResolved {
-			inc.Resolved = r.Time
+			inc.Resolved, inc.End = r.Time, r
 			if inc.Last.State == "" {
 				inc.Last = r
 			}
@@ -160,6 +164,9 @@ func mergeIncidents(recs []exported.Incident) []*incident {
 			inc.Resolved = time.Time{}
 		}
 		inc.Notified++
+		if r.Change != "" {
+			inc.Updates = append(inc.Updates, r)
+		}
 		if r.Severity == spec.SeverityCritical {
 			inc.Severity = spec.SeverityCritical
 		} else if inc.Severity == "" {
@@ -388,7 +395,7 @@ svg.chart{display:block;max-width:100%;height:auto}
 .badge{display:inline-block;color:#fff;border-radius:4px;padding:1px 7px;font-size:12px;font-weight:700;text-transform:uppercase;margin-right:6px}
 .badge.critical{background:#c62828}.badge.warning{background:#ef8f00}.badge.resolved{background:#5f7d8c}
 .kind{font-family:ui-monospace,Menlo,Consolas,monospace;font-weight:700}
-.body{margin:8px 0;font-size:15px}.action{margin:6px 0}
+.body{margin:8px 0;font-size:15px}.action{margin:6px 0}.superseded,.ruled-out{margin:6px 0;font-size:13px}ol.updates{margin:6px 0;padding-left:20px;font-size:13px}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0;font-size:13px}dl.facts dt{color:#56606a}dl.facts dd{margin:0;overflow-wrap:anywhere}
 table{border-collapse:collapse;font-size:13px;margin:6px 0;width:100%}th,td{border:1px solid #e0e5ea;padding:3px 7px;text-align:left;vertical-align:top}th{background:#f0f3f6}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
@@ -496,10 +503,17 @@ func writeCard(b *strings.Builder, inc *incident) {
 	if !r.Start.IsZero() && r.Start.Before(inc.Fired) {
 		fact("condition since", fmtTime(r.Start))
 	}
+	if !r.Onset.IsZero() {
+		fact("fault began", fmtTime(r.Onset))
+	}
 	if inc.Resolved.IsZero() {
 		fact("resolved", "still firing")
 	} else {
-		fact("resolved", fmt.Sprintf("%s (after %s)", fmtTime(inc.Resolved), fmtDuration(inc.Resolved.Sub(inc.Fired))))
+		how := inc.End.Resolution
+		if how == "" {
+			how = "resolved"
+		}
+		fact("resolved", fmt.Sprintf("%s (%s after %s)", fmtTime(inc.Resolved), how, fmtDuration(inc.Resolved.Sub(inc.Fired))))
 	}
 	if inc.Notified > 1 {
 		fact("notifications", strconv.Itoa(inc.Notified))
@@ -515,6 +529,27 @@ func writeCard(b *strings.Builder, inc *incident) {
 	fact("target", r.Target)
 	fact("incident id", inc.ID)
 	b.WriteString(`</dl>`)
+	if id := inc.End.SupersededBy; id != "" {
+		fmt.Fprintf(b, `<p class="superseded" data-superseded-by="%s">Superseded by incident %s, which names the cause.</p>`,
+			html.EscapeString(id), html.EscapeString(id))
+	}
+	if len(inc.Updates) > 0 {
+		b.WriteString(`<ol class="updates">`)
+		for _, u := range inc.Updates {
+			fmt.Fprintf(b, `<li data-update="%d">%s: %s</li>`, u.Update, html.EscapeString(fmtTime(u.Time)), html.EscapeString(u.Change))
+		}
+		b.WriteString(`</ol>`)
+	}
+	if len(r.RuledOut) > 0 {
+		b.WriteString(`<p class="ruled-out"><b>Ruled out:</b> `)
+		for i, why := range r.RuledOut {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(html.EscapeString(why))
+		}
+		b.WriteString(`</p>`)
+	}
 
 	writeEvidence(b, r.Evidence)
 	writeDrilldown(b, r)

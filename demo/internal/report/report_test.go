@@ -92,6 +92,8 @@ func synthetic() *exported.Data {
 	leak.Drilldown = "profile /profiles/trace.json"
 	leakCrit := leak
 	leakCrit.Time, leakCrit.Severity = at(260), "critical"
+	leakCrit.Update, leakCrit.Change = 1, "memory.growth_rate 480 MiBy/min → 960 MiBy/min"
+	leakCrit.RuledOut = []string{"KV cache is flat (31% → 31%), so this is not KV growth"}
 	kv := inc(300, "kv1", "kv_cache_saturation", "warning")
 	kv.PID, kv.HwID, kv.Engine, kv.Model, kv.Target = 0, "", "vllm", "llama-3-8b", "http://127.0.0.1:8000/metrics"
 	kv.LayerStack = []exported.Layer{{Path: "LlamaForCausalLM", TimeNs: 12_500_000}}
@@ -99,8 +101,10 @@ func synthetic() *exported.Data {
 	kvRes.Time, kvRes.State, kvRes.Body = at(420), "resolved", "resolved after 2m: kv"
 	lat := inc(350, "lat1", "latency_spike", "critical")
 	lat.PID = 0
+	latRes := lat
+	latRes.Time, latRes.State, latRes.Resolution, latRes.SupersededBy = at(360), "resolved", "superseded", "kv1"
 	tput := inc(500, "tp1", "throughput_drop", "warning")
-	d.Incidents = []exported.Incident{leak, leakCrit, kv, lat, kvRes, tput}
+	d.Incidents = []exported.Incident{leak, leakCrit, kv, lat, latRes, kvRes, tput}
 	d.LeakSuspects = []exported.Incident{{
 		Time: at(100), Kind: exported.KindLeakSuspect, Layer: "LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12",
 		Body: "1.8 GiB allocated in … is still outstanding", TraceID: "aa", SpanID: "bb",
@@ -138,7 +142,7 @@ func TestReportContent(t *testing.T) {
 		`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">`,
 		"<title>Demo &lt;report&gt;</title>",
 		"simulated node",
-		"<b>4</b>GPUs", "<b>2</b>engines", "<b>4</b>incidents", "<b>1</b>resolved", "<b>1234</b>spans", "<b>1</b>leak suspects",
+		"<b>4</b>GPUs", "<b>2</b>engines", "<b>4</b>incidents", "<b>2</b>resolved", "<b>1234</b>spans", "<b>1</b>leak suspects",
 		"data-rendered",
 	} {
 		if !strings.Contains(page, want) {
@@ -207,9 +211,17 @@ func TestReportContent(t *testing.T) {
 		"GPU GPU-b3f2c0000-1111-2222-3333-444455556666 → span 0a0b0c0d0e0f0001 of trace 0102030405060708090a0b0c0d0e0f10 → layer LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12/LlamaAttention_12",
 		`<li title="LlamaForCausalLM/LlamaModel/LlamaDecoderLayer_12/LlamaAttention_12">LlamaAttention_12 — <b>1.76 GiB</b>`,
 		"profile /profiles/trace.json",
+		`<li data-update="1">2025-03-01 12:04:20 UTC: memory.growth_rate 480 MiBy/min → 960 MiBy/min</li>`,
+		"<b>Ruled out:</b> KV cache is flat (31% → 31%), so this is not KV growth",
 	} {
 		if !strings.Contains(card, want) {
 			t.Errorf("leak card lacks %q", want)
+		}
+	}
+	lat := upTo(t, from(t, page, `id="incident-lat1"`), "</article>")
+	for _, want := range []string{"(superseded after 10s)", `<p class="superseded" data-superseded-by="kv1">Superseded by incident kv1`} {
+		if !strings.Contains(lat, want) {
+			t.Errorf("latency card lacks %q", want)
 		}
 	}
 	if strings.Count(card, `<ul class="stack">`) != 4 || strings.Count(card, "</li></ul>") != 4 {
@@ -217,7 +229,7 @@ func TestReportContent(t *testing.T) {
 	}
 	kv := from(t, page, `<article class="card resolved" id="incident-kv1"`)
 	kv = upTo(t, kv, "</article>")
-	for _, want := range []string{"2025-03-01 12:07:00 UTC (after 2m0s)", "kv_cache_saturation body for kv1", "12.5 ms"} {
+	for _, want := range []string{"2025-03-01 12:07:00 UTC (resolved after 2m0s)", "kv_cache_saturation body for kv1", "12.5 ms"} {
 		if !strings.Contains(kv, want) {
 			t.Errorf("kv card lacks %q", want)
 		}
