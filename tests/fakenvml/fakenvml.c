@@ -219,6 +219,9 @@ _Static_assert(sizeof(nvmlTemperature_t) == 12, "nvmlTemperature_t ABI");
 #define MAX_THROTTLES 128
 #define MAX_XIDS 256
 #define MAX_ECC_EVENTS 128
+#define MAX_GROWS 256
+#define MAX_RESETS 64
+#define MAX_LOSTS (MAX_GPUS * 4)
 #define MAX_EVENT_SETS 32
 #define UTIL_HISTORY_SECONDS 20 /* process utilization samples kept per process */
 #define STR_MAX 96
@@ -248,7 +251,6 @@ typedef struct {
     int mig;         /* -1 not supported, 0 disabled, 1 enabled */
     int max_mig_devices;
     int cc_major, cc_minor;
-    double lost_at;  /* < 0: never */
     char unsupported[512]; /* ",GetX,GetY," */
 } gpu_cfg;
 
@@ -289,6 +291,23 @@ typedef struct {
     unsigned long long code;
 } xid_cfg;
 
+/* A `grow` record: from `at` on, the process's memory grows at `rate`
+   bytes per scenario second. gpu < 0: every process record of the pid. */
+typedef struct {
+    int line;
+    int gpu;
+    unsigned int pid;
+    double at, rate;
+} grow_cfg;
+
+/* A `reset` or `lost` record: a GPU reset (volatile ECC counters cleared,
+   a lost GPU back), or the GPU lost, from `at` on. */
+typedef struct {
+    int line;
+    int gpu;
+    double at;
+} gpu_event_cfg;
+
 /* An `ecc` record: errors that add to a GPU's ECC counters from `at` on. */
 typedef struct {
     int line;
@@ -313,6 +332,12 @@ typedef struct {
     xid_cfg xids[MAX_XIDS];
     int ecc_count;
     ecc_cfg eccs[MAX_ECC_EVENTS];
+    int grow_count;
+    grow_cfg grows[MAX_GROWS]; /* sorted by at, then file order */
+    int reset_count;
+    gpu_event_cfg resets[MAX_RESETS];
+    int lost_count;
+    gpu_event_cfg losts[MAX_LOSTS];
 } scenario;
 
 /* Device handles point into these arrays. */
@@ -471,19 +496,19 @@ static int tokenize(parse_ctx *pc, char *s, char **kind, kv_t *kv, int *n)
             while (*s && !isspace((unsigned char)*s)) {
                 if (!isalnum((unsigned char)*s) && *s != '_')
                     return perr(pc, "a line must start with a record type (driver_version, gpu, mig, "
-                                    "process, throttle, xid, ecc, lost), got \"%s\"", start);
+                                    "process, grow, throttle, xid, ecc, lost, reset), got \"%s\"", start);
                 s++;
             }
             if (*s)
                 *s++ = '\0';
-            static const char *const kinds[] = {"driver_version", "gpu", "mig", "process", "throttle", "xid", "ecc",
-                                                "lost"};
+            static const char *const kinds[] = {"driver_version", "gpu", "mig", "process", "grow", "throttle",
+                                                "xid", "ecc", "lost", "reset"};
             int known = 0;
             for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
                 known |= strcmp(start, kinds[i]) == 0;
             if (!known)
                 return perr(pc, "unknown record type \"%s\" (expected driver_version, gpu, mig, process, "
-                                "throttle, xid, ecc or lost)", start);
+                                "grow, throttle, xid, ecc, lost or reset)", start);
             *kind = start;
             continue;
         }
@@ -694,7 +719,6 @@ static void gpu_defaults(gpu_cfg *g)
     g->mig = -1;
     g->max_mig_devices = 7;
     g->cc_major = 8;
-    g->lost_at = -1;
 }
 
 static int parse_gpu(parse_ctx *pc, scenario *sc, kv_t *kv, int n)
@@ -977,28 +1001,53 @@ static int parse_ecc(parse_ctx *pc, scenario *sc, kv_t *kv, int n)
     return 0;
 }
 
-/* `lost` lines are applied after all gpu lines are read; keep them aside. */
-typedef struct {
-    int line;
-    int gpu;
-    double at;
-} lost_rec;
-
-static int parse_lost(parse_ctx *pc, kv_t *kv, int n, lost_rec *out)
+/* `lost` and `reset` lines: a GPU and a time. Which GPUs exist is checked
+   once every line is read. */
+static int parse_gpu_event(parse_ctx *pc, const char *kind, kv_t *kv, int n, gpu_event_cfg *list, int *count,
+                           int max)
 {
-    memset(out, 0, sizeof *out);
-    if (need(pc, kv, n, "lost", "gpu") || need(pc, kv, n, "lost", "at"))
+    if (*count >= max)
+        return perr(pc, "too many %s records (max %d)", kind, max);
+    gpu_event_cfg e;
+    memset(&e, 0, sizeof e);
+    if (need(pc, kv, n, kind, "gpu") || need(pc, kv, n, kind, "at"))
         return -1;
     for (int i = 0; i < n; i++) {
         const char *k = kv[i].key;
         int r;
-        if (!strcmp(k, "gpu")) r = gpu_ref(pc, &kv[i], &out->gpu);
-        else if (!strcmp(k, "at")) r = time_val(pc, &kv[i], 0, &out->at);
-        else r = unknown_key(pc, "lost", &kv[i]);
+        if (!strcmp(k, "gpu")) r = gpu_ref(pc, &kv[i], &e.gpu);
+        else if (!strcmp(k, "at")) r = time_val(pc, &kv[i], 0, &e.at);
+        else r = unknown_key(pc, kind, &kv[i]);
         if (r)
             return -1;
     }
-    out->line = pc->line;
+    e.line = pc->line;
+    list[(*count)++] = e;
+    return 0;
+}
+
+static int parse_grow(parse_ctx *pc, scenario *sc, kv_t *kv, int n)
+{
+    if (sc->grow_count >= MAX_GROWS)
+        return perr(pc, "too many grow records (max %d)", MAX_GROWS);
+    grow_cfg g;
+    memset(&g, 0, sizeof g);
+    g.gpu = -1;
+    if (need(pc, kv, n, "grow", "pid") || need(pc, kv, n, "grow", "at") || need(pc, kv, n, "grow", "rate"))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        const char *k = kv[i].key;
+        int r;
+        if (!strcmp(k, "gpu")) r = gpu_ref(pc, &kv[i], &g.gpu);
+        else if (!strcmp(k, "pid")) r = num_uint(pc, &kv[i], &g.pid);
+        else if (!strcmp(k, "at")) r = time_val(pc, &kv[i], 0, &g.at);
+        else if (!strcmp(k, "rate")) r = num_bytes(pc, &kv[i], 1, &g.rate);
+        else r = unknown_key(pc, "grow", &kv[i]);
+        if (r)
+            return -1;
+    }
+    g.line = pc->line;
+    sc->grows[sc->grow_count++] = g;
     return 0;
 }
 
@@ -1037,6 +1086,33 @@ static int validate(parse_ctx *pc, scenario *sc)
         CHECK_GPU(sc->throttles[i], "throttle");
     for (int i = 0; i < sc->xid_count; i++)
         CHECK_GPU(sc->xids[i], "xid");
+    for (int i = 0; i < sc->reset_count; i++)
+        CHECK_GPU(sc->resets[i], "reset");
+    for (int i = 0; i < sc->lost_count; i++)
+        CHECK_GPU(sc->losts[i], "lost");
+    for (int i = 0; i < sc->grow_count; i++) {
+        const grow_cfg *g = &sc->grows[i];
+        if (g->gpu >= 0)
+            CHECK_GPU(*g, "grow");
+        int found = 0;
+        for (int j = 0; j < sc->proc_count && !found; j++)
+            found = sc->procs[j].pid == g->pid && (g->gpu < 0 || sc->procs[j].gpu == g->gpu);
+        if (!found) {
+            pc->line = g->line;
+            if (g->gpu >= 0)
+                return perr(pc, "grow refers to pid=%u on gpu=%d, which no process line defines", g->pid, g->gpu);
+            return perr(pc, "grow refers to pid=%u, which no process line defines", g->pid);
+        }
+    }
+    /* Rates apply in time order, file order on a tie (insertion sort:
+       stable, and the list is short). */
+    for (int i = 1; i < sc->grow_count; i++) {
+        grow_cfg g = sc->grows[i];
+        int j = i - 1;
+        for (; j >= 0 && sc->grows[j].at > g.at; j--)
+            sc->grows[j + 1] = sc->grows[j];
+        sc->grows[j + 1] = g;
+    }
     for (int i = 0; i < sc->ecc_count; i++) {
         CHECK_GPU(sc->eccs[i], "ecc");
         if (sc->gpus[sc->eccs[i].gpu].ecc != 1) {
@@ -1078,8 +1154,6 @@ static int parse_file(const char *path, scenario *sc, char *err, size_t errlen)
     strcpy(sc->driver_version, "550.54.15");
     sc->cuda_version = 12040;
     int have_nvml = 0;
-    lost_rec lost[MAX_GPUS * 4];
-    int lost_count = 0;
 
     FILE *f = fopen(path, "r");
     if (f == NULL) {
@@ -1104,15 +1178,13 @@ static int parse_file(const char *path, scenario *sc, char *err, size_t errlen)
         else if (!strcmp(kind, "gpu")) rc = parse_gpu(&pc, sc, kv, n);
         else if (!strcmp(kind, "mig")) rc = parse_mig(&pc, sc, kv, n);
         else if (!strcmp(kind, "process")) rc = parse_process(&pc, sc, kv, n);
+        else if (!strcmp(kind, "grow")) rc = parse_grow(&pc, sc, kv, n);
         else if (!strcmp(kind, "throttle")) rc = parse_throttle(&pc, sc, kv, n);
         else if (!strcmp(kind, "xid")) rc = parse_xid(&pc, sc, kv, n);
         else if (!strcmp(kind, "ecc")) rc = parse_ecc(&pc, sc, kv, n);
-        else if (!strcmp(kind, "lost")) {
-            if (lost_count >= (int)(sizeof lost / sizeof lost[0]))
-                rc = perr(&pc, "too many lost records");
-            else if ((rc = parse_lost(&pc, kv, n, &lost[lost_count])) == 0)
-                lost_count++;
-        }
+        else if (!strcmp(kind, "lost")) rc = parse_gpu_event(&pc, "lost", kv, n, sc->losts, &sc->lost_count, MAX_LOSTS);
+        else if (!strcmp(kind, "reset"))
+            rc = parse_gpu_event(&pc, "reset", kv, n, sc->resets, &sc->reset_count, MAX_RESETS);
         else rc = perr(&pc, "unknown record type \"%s\"", kind); /* unreachable: tokenize checks */
         if (rc)
             break;
@@ -1121,18 +1193,6 @@ static int parse_file(const char *path, scenario *sc, char *err, size_t errlen)
         rc = perr(&pc, "read error: %s", strerror(errno));
     free(line);
     fclose(f);
-    if (rc == 0) {
-        for (int i = 0; i < lost_count && rc == 0; i++) {
-            if (lost[i].gpu >= sc->gpu_count || !sc->gpus[lost[i].gpu].defined) {
-                pc.line = lost[i].line;
-                rc = perr(&pc, "lost refers to gpu=%d, which no gpu line defines", lost[i].gpu);
-                break;
-            }
-            gpu_cfg *g = &sc->gpus[lost[i].gpu];
-            if (g->lost_at < 0 || lost[i].at < g->lost_at)
-                g->lost_at = lost[i].at;
-        }
-    }
     if (rc == 0) {
         pc.line = 0; /* validate() sets it for errors tied to one record */
         rc = validate(&pc, sc);
@@ -1158,10 +1218,36 @@ static int proc_present(const proc_cfg *p, double t)
     return t >= p->start && (p->stop < 0 || t < p->stop);
 }
 
+/* The memory of a process at t: the integral of its growth, which `grow`
+   records change from their `at` on (from its start, for a `grow` before
+   it), floored at 0. */
 static double proc_memory(const proc_cfg *p, double t)
 {
-    double m = p->memory + p->growth * (t - p->start);
+    double m = p->memory, rate = p->growth, from = p->start;
+    for (int i = 0; i < g_sc.grow_count; i++) {
+        const grow_cfg *g = &g_sc.grows[i];
+        if (g->pid != p->pid || (g->gpu >= 0 && g->gpu != p->gpu) || g->at > t)
+            continue;
+        double at = g->at > p->start ? g->at : p->start;
+        if (at > from) {
+            m += rate * (at - from);
+            from = at;
+        }
+        rate = g->rate;
+    }
+    if (t > from)
+        m += rate * (t - from);
     return m < 0 ? 0 : m;
+}
+
+/* The newest reset of GPU gi at or before t (< 0: none). */
+static double last_reset(int gi, double t)
+{
+    double at = -1;
+    for (int i = 0; i < g_sc.reset_count; i++)
+        if (g_sc.resets[i].gpu == gi && g_sc.resets[i].at <= t && g_sc.resets[i].at > at)
+            at = g_sc.resets[i].at;
+    return at;
 }
 
 static unsigned int pct(double v)
@@ -1173,9 +1259,15 @@ static unsigned int pct(double v)
     return (unsigned int)lround(v);
 }
 
+/* A GPU is lost from a `lost` record's time until a later reset. */
 static int gpu_lost(const gpu_cfg *g, double t)
 {
-    return g->lost_at >= 0 && t >= g->lost_at;
+    int gi = (int)(g - g_sc.gpus);
+    double lost = -1;
+    for (int i = 0; i < g_sc.lost_count; i++)
+        if (g_sc.losts[i].gpu == gi && g_sc.losts[i].at <= t && g_sc.losts[i].at > lost)
+            lost = g_sc.losts[i].at;
+    return lost >= 0 && lost > last_reset(gi, t);
 }
 
 /* Device memory in use at t, capped at what is not reserved. */
@@ -1994,14 +2086,19 @@ API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlEnum_t err
     if (c.gpu->ecc != 1)
         return leave(NVML_ERROR_NOT_SUPPORTED);
     int corrected = errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED;
-    if (counterType == NVML_VOLATILE_ECC)
-        *eccCounts = corrected ? c.gpu->ecc_corrected : c.gpu->ecc_uncorrected;
-    else
+    /* A reset clears the volatile counters: they count from the newest one;
+       the aggregate ones survive it. */
+    double since = -1;
+    if (counterType == NVML_VOLATILE_ECC) {
+        since = last_reset(c.gpu_index, c.t);
+        *eccCounts = since >= 0 ? 0 : corrected ? c.gpu->ecc_corrected : c.gpu->ecc_uncorrected;
+    } else {
         *eccCounts = corrected ? c.gpu->ecc_corrected_aggregate : c.gpu->ecc_uncorrected_aggregate;
+    }
     /* `ecc` records that fell due add to both counters. */
     for (int i = 0; i < g_sc.ecc_count; i++) {
         const ecc_cfg *e = &g_sc.eccs[i];
-        if (e->gpu == c.gpu_index && e->at <= c.t)
+        if (e->gpu == c.gpu_index && e->at <= c.t && e->at > since)
             *eccCounts += corrected ? e->corrected : e->uncorrected;
     }
     return leave(NVML_SUCCESS);

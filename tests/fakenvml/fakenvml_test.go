@@ -83,6 +83,26 @@ ecc gpu=0 at=40 corrected=3 uncorrected=1
 ecc gpu=1 at=10 corrected=7   # GPU 1 is registered for double-bit events only: no event on the first set
 `
 
+// growResetScenario: grow records change a process's growth rate (applied
+// by time, not file order; one before the process starts takes effect at
+// its start); reset records clear the volatile ECC counters and bring a lost
+// GPU back.
+const growResetScenario = `gpu index=0 ecc_corrected=5 ecc_uncorrected=1 ecc_corrected_aggregate=50 ecc_uncorrected_aggregate=9
+gpu index=1
+process gpu=0 pid=10 memory=1GiB
+grow pid=10 at=40 rate=8MiB
+grow pid=10 at=20 rate=2MiB
+grow pid=10 at=60 rate=-4MiB
+process gpu=1 pid=11 memory=1GiB growth=1MiB start=30
+grow pid=11 gpu=1 at=10 rate=3MiB
+ecc gpu=0 at=10 uncorrected=2
+reset gpu=0 at=30
+ecc gpu=0 at=50 corrected=3
+lost gpu=1 at=20
+reset gpu=1 at=40
+lost gpu=1 at=70
+`
+
 // The many-procs scenario: a node as busy as the load benchmark's
 // (bench/load): manyGPUs GPUs with manyProcsPerGPU processes each, 512 in
 // all, more than the library held before (256).
@@ -134,6 +154,7 @@ func TestFakeNVML(t *testing.T) {
 	refcount := write("refcount.scenario", refcountScenario)
 	ecc := write("ecc.scenario", eccScenario)
 	manyProcs := write("many-procs.scenario", manyProcsScenario())
+	growReset := write("grow-reset.scenario", growResetScenario)
 	e2e, err := filepath.Abs("scenarios/e2e.scenario")
 	if err != nil {
 		t.Fatal(err)
@@ -151,13 +172,14 @@ func TestFakeNVML(t *testing.T) {
 		{"refcount", refcount},
 		{"ecc", ecc},
 		{"many-procs", manyProcs},
+		{"grow-reset", growReset},
 		{"e2e", e2e},
 		{"demo", demo},
 	}
 	// The root-cause end-to-end scenarios: each child checks the story its
 	// test relies on.
 	for _, name := range []string{"rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle",
-		"rootcause-ecc"} {
+		"rootcause-ecc", "rootcause-powercap", "rootcause-hwreset", "rootcause-pressure", "rootcause-leak-onset"} {
 		p, err := filepath.Abs("scenarios/" + name + ".scenario")
 		if err != nil {
 			t.Fatal(err)
@@ -199,6 +221,14 @@ func TestFakeNVML(t *testing.T) {
 			[]string{"eccoff.scenario:2:", "ecc=0"}},
 		{"ecc-no-errors", bad("ecc0.scenario", "gpu index=0\necc gpu=0 at=1\n"), "1",
 			[]string{"ecc0.scenario:2:", "corrected=N or uncorrected=N"}},
+		{"grow-no-process", bad("grow.scenario", "gpu index=0\nprocess gpu=0 pid=7\ngrow pid=8 at=1 rate=1MiB\n"), "1",
+			[]string{"grow.scenario:3:", "pid=8, which no process line defines"}},
+		{"grow-wrong-gpu", bad("growgpu.scenario", "gpu index=0\ngpu index=1\nprocess gpu=0 pid=7\ngrow pid=7 gpu=1 at=1 rate=1MiB\n"), "1",
+			[]string{"growgpu.scenario:4:", "pid=7 on gpu=1"}},
+		{"grow-no-rate", bad("growrate.scenario", "gpu index=0\nprocess gpu=0 pid=7\ngrow pid=7 at=1\n"), "1",
+			[]string{"growrate.scenario:3:", "rate"}},
+		{"reset-unknown-gpu", bad("reset.scenario", "gpu index=0\nreset gpu=2 at=1\n"), "1",
+			[]string{"reset.scenario:2:", "gpu=2"}},
 		{"bad-scale", refcount, "fast", []string{"FAKE_NVML_TIME_SCALE=fast"}},
 		{"zero-scale", refcount, "0", []string{"FAKE_NVML_TIME_SCALE=0"}},
 	} {
@@ -346,11 +376,14 @@ func TestFakeNVMLChild(t *testing.T) {
 		childECC(t, lib)
 	case "many-procs":
 		childManyProcs(t, lib)
+	case "grow-reset":
+		childGrowReset(t, lib)
 	case "e2e":
 		childE2E(t, lib)
 	case "demo":
 		childDemo(t, lib)
-	case "rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle", "rootcause-ecc":
+	case "rootcause-leak", "rootcause-throttle", "rootcause-xid", "rootcause-healthy", "rootcause-idle", "rootcause-ecc",
+		"rootcause-powercap", "rootcause-hwreset", "rootcause-pressure", "rootcause-leak-onset":
 		childRootcause(t, lib, name)
 	case "init-error":
 		if ret := lib.Init(); ret != nvml.ERROR_UNKNOWN {
@@ -1149,7 +1182,11 @@ func childRootcause(t *testing.T, lib nvml.Interface, name string) {
 		gpus, procs, utilLo, utilHi = 2, []proc{{0, 41001, 0}, {1, 41002, 0}}, 50, 70
 	case "rootcause-idle":
 		procs, utilLo, utilHi = []proc{{0, 41001, 0}}, 3, 7
+	case "rootcause-hwreset":
+		gpus, procs = 2, []proc{{0, 41001, 0}, {1, 41002, 0}}
 	default:
+		// rootcause-pressure and rootcause-leak-onset are flat until 20 s
+		// (their grow records: childGrowReset checks grow itself).
 		procs = []proc{{0, 41001, 0}}
 	}
 	h := handles(t, lib, gpus)
@@ -1217,10 +1254,21 @@ func childRootcause(t *testing.T, lib nvml.Interface, name string) {
 	must(t, "GetCurrentClocksEventReasons", ret)
 	sm, ret := h[0].GetClockInfo(nvml.CLOCK_SM)
 	must(t, "GetClockInfo(SM)", ret)
-	if name == "rootcause-throttle" {
+	switch name {
+	case "rootcause-throttle":
 		eq(t, "reasons after 10 s", reasons, uint64(nvml.ClocksThrottleReasonHwThermalSlowdown))
 		eq(t, "throttled SM clock", sm, 1005)
-	} else {
+	case "rootcause-powercap":
+		// The power cap all along; the thermal blip (20-22 s) is later.
+		eq(t, "reasons at 12 s", reasons, uint64(nvml.ClocksThrottleReasonSwPowerCap))
+		eq(t, "SM clock", sm, 1755)
+		clk.waitUntil(20.5)
+		r, ret := h[0].GetCurrentClocksEventReasons()
+		must(t, "GetCurrentClocksEventReasons", ret)
+		if clk.hi(time.Now()) < 22 {
+			eq(t, "reasons at 20.5 s", r, uint64(nvml.ClocksThrottleReasonSwPowerCap|nvml.ClocksThrottleReasonSwThermalSlowdown))
+		}
+	default:
 		eq(t, "reasons", reasons, 0)
 		eq(t, "SM clock", sm, 1410)
 	}
@@ -1336,6 +1384,83 @@ func childECC(t *testing.T, lib nvml.Interface) {
 	wantRet(t, "Wait(0) on drained set 2", ret, nvml.ERROR_TIMEOUT)
 	must(t, "EventSet.Free", set.Free())
 	must(t, "EventSet.Free(2)", set2.Free())
+}
+
+// childGrowReset checks growResetScenario through go-nvml: process memory
+// follows the piecewise growth, volatile ECC counters restart at a reset
+// (aggregate ones do not), and a lost GPU answers again after a reset.
+func childGrowReset(t *testing.T, lib nvml.Interface) {
+	clk := initClock(t, lib)
+	defer func() { must(t, "Shutdown", lib.Shutdown()) }()
+	h := handles(t, lib, 2)
+	// pid 10: flat 1 GiB, +2 MiB/s from 20 s, +8 MiB/s from 40 s, -4 MiB/s
+	// from 60 s.
+	mem10 := func(s float64) float64 {
+		m := float64(gib)
+		for _, seg := range []struct{ from, to, rate float64 }{{20, 40, 2 * mib}, {40, 60, 8 * mib}, {60, math.Inf(1), -4 * mib}} {
+			if s > seg.from {
+				m += seg.rate * (math.Min(s, seg.to) - seg.from)
+			}
+		}
+		return math.Max(0, m)
+	}
+	// pid 11 starts at 30 s; its grow (at 10 s) applies from then: 3 MiB/s.
+	mem11 := func(s float64) float64 { return float64(gib) + 3*mib*math.Max(0, s-30) }
+	memOf := func(dev nvml.Device, pid uint32) (float64, bool) {
+		procs, ret := dev.GetComputeRunningProcesses()
+		if ret != nvml.SUCCESS {
+			return 0, false
+		}
+		for _, p := range procs {
+			if p.Pid == pid {
+				return float64(p.UsedGpuMemory), true
+			}
+		}
+		return 0, false
+	}
+	checkMem := func(dev nvml.Device, pid uint32, want func(float64) float64) {
+		t.Helper()
+		var got float64
+		var ok bool
+		lo, hi := clk.window(func() { got, ok = memOf(dev, pid) })
+		a, b := want(lo), want(hi)
+		if !ok || got < math.Min(a, b)-1 || got > math.Max(a, b)+1 {
+			t.Errorf("pid %d memory at %.1f..%.1f s = %.0f (listed %v), want %.0f..%.0f", pid, lo, hi, got, ok, a, b)
+		}
+	}
+	lost := func(s float64) bool { return (s >= 20 && s < 40) || s >= 70 }
+	checkLost := func() {
+		t.Helper()
+		var ret nvml.Return
+		lo, hi := clk.window(func() { _, ret = h[1].GetUUID() })
+		if lost(lo) == lost(hi) {
+			want := nvml.Return(nvml.SUCCESS)
+			if lost(lo) {
+				want = nvml.ERROR_GPU_IS_LOST
+			}
+			wantRet(t, fmt.Sprintf("GPU 1 GetUUID at %.1f..%.1f s", lo, hi), ret, want)
+		}
+	}
+	ecc0 := func(s float64) [4]uint64 {
+		switch {
+		case s < 10:
+			return [4]uint64{5, 1, 50, 9}
+		case s < 30:
+			return [4]uint64{5, 3, 50, 11}
+		case s < 50:
+			return [4]uint64{0, 0, 50, 11}
+		}
+		return [4]uint64{3, 0, 53, 11}
+	}
+	for _, at := range []float64{5, 15, 25, 35, 45, 55, 65, 75, 85} {
+		clk.waitUntil(at)
+		checkMem(h[0], 10, mem10)
+		if at >= 30 && !lost(at) { // present from 30 s
+			checkMem(h[1], 11, mem11)
+		}
+		checkECC(t, clk, h[0], "GPU 0", ecc0)
+		checkLost()
+	}
 }
 
 // childManyProcs: every one of the 512 processes of manyProcsScenario is
