@@ -103,6 +103,14 @@ func (det latencyDetector) spiked(d *diagnoser, s *subject, now int64) (finding,
 		significant := above >= math.Max(3, 3*total*(1-cfg.Quantile))
 		if !(warm && n >= minBaseline && p > thr && p > floor && significant) {
 			if warm {
+				// The baseline learns what is normal: a quantile above the
+				// threshold that is not (yet) an incident — the leading edge
+				// of a spike, with too few slow requests to count — enters
+				// it clipped at the threshold. Unclipped, two such values
+				// double σ and the spike that follows stays under it.
+				if n >= minBaseline {
+					p = math.Min(p, thr)
+				}
 				es.latBase[i].Push(now, p)
 			}
 			continue

@@ -123,7 +123,7 @@ func (d *diagnoser) track(now int64, ev *evaluation) (plog.Logs, int, int) {
 		}
 		renotify := !first && d.cfg.RenotifyInterval > 0 && now-inc.lastEmit >= int64(d.cfg.RenotifyInterval)
 		inc.change = ""
-		if !first && !escalated && (renotify || now-inc.lastEmit >= int64(d.cfg.Updates.MinInterval)) {
+		if !first && (escalated || renotify || now-inc.lastEmit >= int64(d.cfg.Updates.MinInterval)) {
 			// A re-notification that finds the figures moved is an
 			// update too.
 			inc.change = d.materialChange(inc)
@@ -136,8 +136,8 @@ func (d *diagnoser) track(now int64, ev *evaluation) (plog.Logs, int, int) {
 			d.incMetrics.onFired(f.kind, inc.severity)
 		} else if escalated || inc.change != "" {
 			inc.updates++
-			if escalated && inc.change == "" {
-				inc.change = "severity " + spec.SeverityWarning + " → " + spec.SeverityCritical
+			if escalated {
+				inc.change = strings.TrimSuffix("severity "+spec.SeverityWarning+" → "+spec.SeverityCritical+"; "+inc.change, "; ")
 			}
 		}
 		if !inc.drilled || renotify {

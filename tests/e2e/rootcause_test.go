@@ -473,8 +473,9 @@ func checkContract(t *testing.T, incs []incident) {
 		}
 		switch sev := i.str(spec.IncidentSeverity); {
 		case sev == "warning" && i.severity == plog.SeverityNumberWarn, sev == "critical" && i.severity == plog.SeverityNumberError:
+		case (sev == "warning" || sev == "critical") && i.state() == "resolved" && i.severity == plog.SeverityNumberInfo:
 		default:
-			bad("incident.severity %q with severity number %s (want warning/WARN or critical/ERROR)", sev, i.severity)
+			bad("incident.severity %q with severity number %s (want warning/WARN or critical/ERROR, INFO once resolved)", sev, i.severity)
 		}
 		if s := i.state(); s != "firing" && s != "resolved" {
 			bad("incident.state %q", s)
