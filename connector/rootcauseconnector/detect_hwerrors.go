@@ -6,6 +6,7 @@ package rootcauseconnector
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -152,10 +153,12 @@ func (d *diagnoser) acknowledge(id, hw string) {
 			switch {
 			case g == nil:
 			case inc.f.kind == spec.IncidentKindXIDError:
-				var code int64
-				fmt.Sscan(inc.f.suffix, &code)
-				g.gpu.ack(code, now)
-				return
+				// The suffix is the code, written by the detector.
+				code, err := strconv.ParseInt(inc.f.suffix, 10, 64)
+				if err == nil {
+					g.gpu.ack(code, now)
+					return
+				}
 			case inc.f.kind == spec.IncidentKindECCUncorrected:
 				g.gpu.eccAck = now
 				return

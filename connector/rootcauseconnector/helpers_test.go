@@ -10,11 +10,10 @@ import (
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-
-	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector/internal/metadata"
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // t0 is the start of every simulated timeline.

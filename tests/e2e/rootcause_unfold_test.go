@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -128,11 +129,16 @@ func TestRootcauseHardwareErrorsWaitForHandling(t *testing.T) {
 		`"attributes":[{"key":"incident.id","value":{"stringValue":%q}},{"key":"incident.state","value":{"stringValue":"acknowledged"}}]}]}]}]}`,
 		acked.str(spec.IncidentID))
 	ackAt := time.Now()
-	resp, err := http.Post(r.otlpLogs, "application/json", bytes.NewBufferString(body))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, r.otlpLogs, bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close() // only the status matters
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("acknowledgment refused: %s", resp.Status)
 	}

@@ -1434,7 +1434,7 @@ func childGrowReset(t *testing.T, lib nvml.Interface) {
 		var ret nvml.Return
 		lo, hi := clk.window(func() { _, ret = h[1].GetUUID() })
 		if lost(lo) == lost(hi) {
-			want := nvml.Return(nvml.SUCCESS)
+			want := nvml.SUCCESS
 			if lost(lo) {
 				want = nvml.ERROR_GPU_IS_LOST
 			}
