@@ -37,6 +37,13 @@ type Mapping struct {
 	Labels map[string]string
 	// Set adds fixed attributes (e.g. gen_ai.token.type=input).
 	Set map[string]string
+	// ValueLabel, when set, takes the point's value from this label, read
+	// as a number: engines publish their configuration as an info gauge
+	// of 1 whose labels are the settings (vLLM cache_config_info). Only
+	// the labels Labels renames are kept (the other settings are not
+	// attributes of the unified point); a point whose label is missing or
+	// not a number ("None") is left out.
+	ValueLabel string
 	// Deprecated marks an older alias: when the current name arrives in the
 	// same scrape, the alias is dropped so the unified metric appears once.
 	Deprecated bool
@@ -130,6 +137,9 @@ func (m Mapping) Validate() error {
 		if _, err := ConversionFor(m.SourceUnit, t.Unit); err != nil {
 			errs = append(errs, fmt.Sprintf("%v (target %s is in %q)", err, m.Target, t.Unit))
 		}
+	}
+	if m.ValueLabel != "" && m.SourceType != "gauge" {
+		errs = append(errs, fmt.Sprintf("value_label needs an info gauge, not a %s", m.SourceType))
 	}
 	for k := range m.Set {
 		if _, ok := LookupAttribute(k); !ok {

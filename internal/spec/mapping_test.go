@@ -67,7 +67,12 @@ func matchKey(m Mapping) string {
 	for _, k := range sortedKeys(m.Match) {
 		parts = append(parts, k+"="+m.Match[k])
 	}
-	return m.Source + "{" + strings.Join(parts, ",") + "}"
+	k := m.Source + "{" + strings.Join(parts, ",") + "}"
+	if m.ValueLabel != "" {
+		// Settings of one info gauge are distinct sources.
+		k += "[" + m.ValueLabel + "]"
+	}
+	return k
 }
 
 func TestBuiltinMappingsValidate(t *testing.T) {
@@ -265,17 +270,18 @@ func TestEngineCoverage(t *testing.T) {
 	want := map[string][]string{
 		EngineVLLM: append([]string{EnginePrefixCacheQueries, EnginePrefixCacheHits, GenAIServerTimeToFirstToken,
 			GenAIServerTimePerOutputToken, EngineInterTokenLatency, GenAIServerRequestDuration, EngineRequestQueueDuration,
-			EngineRequestsFinished, EnginePreemptions}, engineCore...),
+			EngineRequestsFinished, EnginePreemptions, EngineKvCacheBlockLimit, EngineKvCacheBlockSize}, engineCore...),
 		EngineNIM: append([]string{GenAIServerTimeToFirstToken, EngineInterTokenLatency,
 			GenAIServerRequestDuration, EngineRequestsFinished, EnginePreemptions}, engineCore...),
 		EngineSGLang: append([]string{EnginePrefixCacheHits, GenAIServerTimeToFirstToken,
 			EngineInterTokenLatency, GenAIServerRequestDuration, EngineRequestQueueDuration,
-			EngineRequestsFinished}, engineCore...),
+			EngineRequestsFinished, EngineKvCacheTokenLimit, EngineKvCacheTokenUsage}, engineCore...),
 		EngineTGI: append([]string{GenAIServerRequestDuration, GenAIServerTimePerOutputToken, EngineRequestQueueDuration,
 			EngineRequestsFinished}, engineCore...),
 		EngineTRTLLM: append([]string{GenAIServerTimeToFirstToken, GenAIServerTimePerOutputToken, GenAIServerRequestDuration,
 			EngineRequestQueueDuration, EngineRequestsFinished}, engineCore...),
 		EngineTriton: {EngineRequestsRunning, EngineRequestsWaiting, EngineKvCacheUtilization,
+			EngineKvCacheBlockLimit, EngineKvCacheBlockUsage, EngineKvCacheBlockSize,
 			EngineRequestsFinished, EngineRequestTime, EngineRequestQueueTime, GenAIServerTimeToFirstToken,
 			HwGpuUtilization, HwPower, HwEnergy, HwGpuMemoryUsage, HwGpuMemoryLimit},
 		EngineLlamaCpp: append([]string{EngineTimePerOutputTokenMean}, engineCore...),

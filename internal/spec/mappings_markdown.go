@@ -75,8 +75,12 @@ func WriteMappingsMarkdown(w io.Writer) error {
 				if m.Deprecated {
 					dep = "yes"
 				}
+				typ := m.SourceType
+				if m.ValueLabel != "" {
+					typ += " (value: label `" + m.ValueLabel + "`)"
+				}
 				fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | `%s` | %s | %s | %s | %s |\n",
-					m.Source, matchList(m.Match), m.SourceType, m.SourceUnit, m.Target, factor,
+					m.Source, matchList(m.Match), typ, m.SourceUnit, m.Target, factor,
 					labelsAndSet(m.Labels, m.Set), escapeCell(m.Note), dep)
 			}
 			b.WriteString("\n")

@@ -21,8 +21,7 @@ package spec
 //     step), not the counter llm.engine.preemptions is.
 //   - sglang:num_aborted_requests_total: aborted requests may also be in
 //     sglang:num_requests_total; mapping both could count them twice.
-//   - sglang:num_used_tokens, max_total_num_tokens, gen_throughput,
-//     num_grammar_queue_reqs: no unified metric (token_usage is their ratio).
+//   - sglang:gen_throughput, num_grammar_queue_reqs: no unified metric.
 func init() {
 	const e = EngineSGLang
 	rank := map[string]string{"dp_rank": AttrEngineRank}
@@ -31,6 +30,10 @@ func init() {
 		{Engine: e, Source: "sglang:num_queue_reqs", SourceType: "gauge", SourceUnit: "{request}", Target: EngineRequestsWaiting, Labels: rank},
 		{Engine: e, Source: "sglang:token_usage", SourceType: "gauge", SourceUnit: "1", Target: EngineKvCacheUtilization, Labels: rank,
 			Note: "fraction of the KV token pool in use (SGLang allocates KV space per token, not per block)"},
+		{Engine: e, Source: "sglang:max_total_num_tokens", SourceType: "gauge", SourceUnit: "{token}", Target: EngineKvCacheTokenLimit, Labels: rank,
+			Note: "the KV token pool"},
+		{Engine: e, Source: "sglang:num_used_tokens", SourceType: "gauge", SourceUnit: "{token}", Target: EngineKvCacheTokenUsage, Labels: rank,
+			Note: "tokens held in the pool (token_usage is num_used_tokens / max_total_num_tokens)"},
 		{Engine: e, Source: "sglang:cached_tokens_total", SourceType: "counter", SourceUnit: "{token}", Target: EnginePrefixCacheHits, Labels: rank,
 			Note: "prompt tokens served from the radix cache"},
 

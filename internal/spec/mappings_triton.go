@@ -45,6 +45,9 @@ func init() {
 			Note: "requests queued in the TensorRT-LLM backend (newer backends)"},
 		{Engine: e, Source: "nv_trt_llm_kv_cache_block_metrics", Match: map[string]string{"kv_cache_block_type": "fraction"}, SourceType: "gauge", SourceUnit: "1", Target: EngineKvCacheUtilization,
 			Note: "used / max KV blocks (newer backends)"},
+		{Engine: e, Source: "nv_trt_llm_kv_cache_block_metrics", Match: map[string]string{"kv_cache_block_type": "max"}, SourceType: "gauge", SourceUnit: "{block}", Target: EngineKvCacheBlockLimit},
+		{Engine: e, Source: "nv_trt_llm_kv_cache_block_metrics", Match: map[string]string{"kv_cache_block_type": "used"}, SourceType: "gauge", SourceUnit: "{block}", Target: EngineKvCacheBlockUsage},
+		{Engine: e, Source: "nv_trt_llm_kv_cache_block_metrics", Match: map[string]string{"kv_cache_block_type": "tokens_per"}, SourceType: "gauge", SourceUnit: "{token}", Target: EngineKvCacheBlockSize},
 
 		{Engine: e, Source: "nv_gpu_utilization", SourceType: "gauge", SourceUnit: "1", Target: HwGpuUtilization, Labels: gpu,
 			Set: map[string]string{AttrHwGpuTask: "general"}, Note: "already a fraction 0..1"},

@@ -27,6 +27,13 @@ func init() {
 		{Engine: e, Source: "vllm:gpu_cache_usage_perc", SourceType: "gauge", SourceUnit: "1", Target: EngineKvCacheUtilization,
 			Deprecated: true, Note: "older name of vllm:kv_cache_usage_perc; a fraction 0..1 despite the name"},
 
+		{Engine: e, Source: "vllm:cache_config_info", SourceType: "gauge", SourceUnit: "{block}", Target: EngineKvCacheBlockLimit,
+			ValueLabel: "num_gpu_blocks", Labels: map[string]string{"cache_dtype": AttrEngineKvCacheDtype},
+			Note: "the num_gpu_blocks label of the cache configuration (an info gauge of 1)"},
+		{Engine: e, Source: "vllm:cache_config_info", SourceType: "gauge", SourceUnit: "{token}", Target: EngineKvCacheBlockSize,
+			ValueLabel: "block_size", Labels: map[string]string{"cache_dtype": AttrEngineKvCacheDtype},
+			Note: "the block_size label of the cache configuration"},
+
 		{Engine: e, Source: "vllm:prefix_cache_queries_total", SourceType: "counter", SourceUnit: "{token}", Target: EnginePrefixCacheQueries},
 		{Engine: e, Source: "vllm:prefix_cache_hits_total", SourceType: "counter", SourceUnit: "{token}", Target: EnginePrefixCacheHits},
 		{Engine: e, Source: "vllm:gpu_prefix_cache_queries_total", SourceType: "counter", SourceUnit: "{token}", Target: EnginePrefixCacheQueries,

@@ -48,15 +48,27 @@ const (
 	EngineRequestsWaiting         = "llm.engine.requests.waiting"
 	EngineRequestsFinished        = "llm.engine.requests.finished"
 	EngineKvCacheUtilization      = "llm.engine.kv_cache.utilization"
-	EnginePrefixCacheQueries      = "llm.engine.prefix_cache.queries"
-	EnginePrefixCacheHits         = "llm.engine.prefix_cache.hits"
-	EngineTokens                  = "llm.engine.tokens"
-	EnginePreemptions             = "llm.engine.preemptions"
-	EngineRequestTime             = "llm.engine.request.time"
-	EngineRequestQueueTime        = "llm.engine.request.queue.time"
-	EngineTimePerOutputTokenMean  = "llm.engine.time_per_output_token.mean"
-	EngineUp                      = "llm.engine.up"
-	EngineScrapeDuration          = "llm.engine.scrape.duration"
+	// KV-cache capacity: what the engine allocated (blocks, tokens, bytes)
+	// and how much of it holds tokens. Blocks and block size come from the
+	// engine's cache configuration; tokens and bytes are computed from them
+	// by llmnormalize (bytes need the model's KV geometry, KVGeometryFor).
+	EngineKvCacheBlockLimit      = "llm.engine.kv_cache.block.limit"
+	EngineKvCacheBlockUsage      = "llm.engine.kv_cache.block.usage"
+	EngineKvCacheBlockSize       = "llm.engine.kv_cache.block.size"
+	EngineKvCacheTokenLimit      = "llm.engine.kv_cache.token.limit"
+	EngineKvCacheTokenUsage      = "llm.engine.kv_cache.token.usage"
+	EngineKvCacheMemoryLimit     = "llm.engine.kv_cache.memory.limit"
+	EngineKvCacheMemoryUsage     = "llm.engine.kv_cache.memory.usage"
+	EngineKvCacheFragmentation   = "llm.engine.kv_cache.fragmentation"
+	EnginePrefixCacheQueries     = "llm.engine.prefix_cache.queries"
+	EnginePrefixCacheHits        = "llm.engine.prefix_cache.hits"
+	EngineTokens                 = "llm.engine.tokens"
+	EnginePreemptions            = "llm.engine.preemptions"
+	EngineRequestTime            = "llm.engine.request.time"
+	EngineRequestQueueTime       = "llm.engine.request.queue.time"
+	EngineTimePerOutputTokenMean = "llm.engine.time_per_output_token.mean"
+	EngineUp                     = "llm.engine.up"
+	EngineScrapeDuration         = "llm.engine.scrape.duration"
 
 	// Profiles (profileimport).
 	ProfileMemoryAllocated           = "llm.profile.memory.allocated"
@@ -112,16 +124,23 @@ const (
 	AttrK8sClusterName   = "k8s.cluster.name"
 	AttrK8sContainerName = "k8s.container.name"
 
-	AttrEngineName         = "llm.engine.name"
-	AttrEngineRank         = "llm.engine.rank"
-	AttrEngineTarget       = "llm.engine.target"
-	AttrGenAIRequestModel  = "gen_ai.request.model"
-	AttrGenAITokenType     = "gen_ai.token.type"
-	AttrGenAIOperationName = "gen_ai.operation.name"
-	AttrGenAIProviderName  = "gen_ai.provider.name"
-	AttrServerAddress      = "server.address"
-	AttrServerPort         = "server.port"
-	AttrFinishReason       = "llm.finish_reason"
+	AttrEngineName = "llm.engine.name"
+	AttrEngineRank = "llm.engine.rank"
+	// AttrEngineKvCacheDtype is the engine's KV-cache data type as it
+	// names it (vLLM cache_dtype: auto, fp8, fp8_e4m3, ...).
+	AttrEngineKvCacheDtype = "llm.engine.kv_cache.dtype"
+	// AttrEngineKvCacheFragmentationMethod says how a fragmentation figure
+	// was obtained: measured (the engine reports the tokens it holds) or
+	// estimated (half a block per running request, see KVFragmentation*).
+	AttrEngineKvCacheFragmentationMethod = "llm.engine.kv_cache.fragmentation.method"
+	AttrEngineTarget                     = "llm.engine.target"
+	AttrGenAIRequestModel                = "gen_ai.request.model"
+	AttrGenAITokenType                   = "gen_ai.token.type"
+	AttrGenAIOperationName               = "gen_ai.operation.name"
+	AttrGenAIProviderName                = "gen_ai.provider.name"
+	AttrServerAddress                    = "server.address"
+	AttrServerPort                       = "server.port"
+	AttrFinishReason                     = "llm.finish_reason"
 
 	AttrProfileModulePath = "llm.profile.module_path"
 	AttrProfileDevice     = "llm.profile.device"

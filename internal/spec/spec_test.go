@@ -33,7 +33,7 @@ var (
 	metricName = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
 	// UCUM-style units the spec may use. A new unit is a deliberate change.
 	knownUnits = map[string]bool{"By": true, "1": true, "s": true, "W": true, "J": true, "Hz": true, "Cel": true, "By/s": true,
-		"{error}": true, "{request}": true, "{token}": true, "{preemption}": true, "{incident}": true}
+		"{error}": true, "{request}": true, "{token}": true, "{preemption}": true, "{incident}": true, "{block}": true}
 )
 
 func TestMetricsAreWellFormed(t *testing.T) {

@@ -29,6 +29,36 @@ type Config struct {
 	// another form (AWS X-Ray, upper-case hex as PyTorch writes it); the
 	// normalised W3C id is written to llm.link.trace_id.
 	TraceIDAttributes []string `mapstructure:"trace_id_attributes"`
+	// KVCacheModels gives the KV geometry of models the built-in table
+	// (spec.KnownKVGeometry) does not know, or overrides it, so the KV
+	// cache's capacity can be told in bytes.
+	KVCacheModels []KVCacheModel `mapstructure:"kv_cache_models"`
+}
+
+// KVCacheModel is one model's KV geometry: what one token costs in every
+// layer's KV cache.
+type KVCacheModel struct {
+	// Model is the name the engine serves it under (gen_ai.request.model).
+	Model   string `mapstructure:"model"`
+	Layers  int    `mapstructure:"layers"`
+	KVHeads int    `mapstructure:"kv_heads"`
+	HeadDim int    `mapstructure:"head_dim"`
+	// Dtype is the model's dtype (the cache's when the engine says auto):
+	// bf16 (default), fp16, fp32, fp8.
+	Dtype string `mapstructure:"dtype"`
+}
+
+func (m KVCacheModel) geometry() (spec.KVGeometry, error) {
+	dtype := m.Dtype
+	if dtype == "" {
+		dtype = "bf16"
+	}
+	b, ok := spec.KVDtypeBytes(dtype)
+	if !ok || b == 0 {
+		return spec.KVGeometry{}, fmt.Errorf("dtype %q is not one of bf16, fp16, fp32, fp8", m.Dtype)
+	}
+	g := spec.KVGeometry{Layers: m.Layers, KVHeads: m.KVHeads, HeadDim: m.HeadDim, DtypeBytes: b}
+	return g, g.Validate()
 }
 
 // CustomMapping is one user-defined mapping; see spec.Mapping.
@@ -64,6 +94,18 @@ func (cfg *Config) Validate() error {
 	for i, c := range cfg.Custom {
 		if err := c.mapping().Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("custom[%d]: %w", i, err))
+		}
+	}
+	seen := map[string]bool{}
+	for i, m := range cfg.KVCacheModels {
+		if m.Model == "" {
+			errs = append(errs, fmt.Errorf("kv_cache_models[%d].model is empty: name the model as the engine serves it", i))
+		} else if seen[m.Model] {
+			errs = append(errs, fmt.Errorf("kv_cache_models[%d]: model %q is listed twice", i, m.Model))
+		}
+		seen[m.Model] = true
+		if _, err := m.geometry(); err != nil {
+			errs = append(errs, fmt.Errorf("kv_cache_models[%d] (%s): %w", i, m.Model, err))
 		}
 	}
 	for i, a := range cfg.TraceIDAttributes {

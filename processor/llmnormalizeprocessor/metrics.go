@@ -23,6 +23,8 @@ type normalizer struct {
 	rules    *rules
 	traceIDs []string
 	tel      *telemetry
+	// kvModels: configured KV geometries by model name.
+	kvModels map[string]spec.KVGeometry
 }
 
 func newNormalizer(cfg *Config, set component.TelemetrySettings) (*normalizer, error) {
@@ -34,7 +36,15 @@ func newNormalizer(cfg *Config, set component.TelemetrySettings) (*normalizer, e
 	if err != nil {
 		return nil, err
 	}
-	return &normalizer{cfg: cfg, rules: rs, traceIDs: cfg.TraceIDAttributes, tel: tel}, nil
+	geo := map[string]spec.KVGeometry{}
+	for _, m := range cfg.KVCacheModels {
+		g, err := m.geometry()
+		if err != nil {
+			return nil, err
+		}
+		geo[m.Model] = g
+	}
+	return &normalizer{cfg: cfg, rules: rs, traceIDs: cfg.TraceIDAttributes, tel: tel, kvModels: geo}, nil
 }
 
 // pointContext is what labelPoint adds to every point of one resource.
@@ -274,6 +284,7 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 		return consumed
 	})
 	derived.MoveAndAppendTo(out)
+	n.kvCapacity(out, pc)
 	mergeByName(out)
 	wrote := out.Len() > 0
 	out.MoveAndAppendTo(ms)
@@ -419,6 +430,9 @@ func renameAttrs(attrs pcommon.Map, renames []labelRename) {
 
 // copyNumbers copies the selected points, scaled, and returns how many.
 func copyNumbers(r *rule, src, dst pmetric.NumberDataPointSlice) int {
+	if r.ValueLabel != "" {
+		return copySetting(r, src, dst)
+	}
 	for i := 0; i < src.Len(); i++ {
 		p := src.At(i)
 		if !matches(p.Attributes(), r.match) {
@@ -434,6 +448,34 @@ func copyNumbers(r *rule, src, dst pmetric.NumberDataPointSlice) int {
 				q.SetDoubleValue(q.DoubleValue() * r.factor)
 			}
 		}
+	}
+	return dst.Len()
+}
+
+// copySetting makes a point of one setting of an info gauge: its value is
+// the label r.ValueLabel, and of the other labels only those the rule
+// renames are kept (an info gauge's labels are all settings).
+func copySetting(r *rule, src, dst pmetric.NumberDataPointSlice) int {
+	for i := 0; i < src.Len(); i++ {
+		p := src.At(i)
+		raw, ok := p.Attributes().Get(r.ValueLabel)
+		if !ok || !matches(p.Attributes(), r.match) {
+			continue
+		}
+		v, err := strconv.ParseFloat(raw.AsString(), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue // "None": the engine has no such setting
+		}
+		q := dst.AppendEmpty()
+		q.SetStartTimestamp(p.StartTimestamp())
+		q.SetTimestamp(p.Timestamp())
+		q.SetDoubleValue(v)
+		p.Attributes().Range(func(k string, val pcommon.Value) bool {
+			if _, keep := r.Labels[k]; keep {
+				val.CopyTo(q.Attributes().PutEmpty(k))
+			}
+			return true
+		})
 	}
 	return dst.Len()
 }

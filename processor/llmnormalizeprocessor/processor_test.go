@@ -275,8 +275,9 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("config: %+v", cfg)
 	}
 	for name, wants := range map[string][]string{
-		"bad_unit":   {"custom[0]", `"By"`},
-		"bad_target": {"unmapped_metrics", "custom[0]", "llm.engine.kv_cache.fullness", "custom[1]", "histogram cannot become"},
+		"bad_unit":      {"custom[0]", `"By"`},
+		"bad_target":    {"unmapped_metrics", "custom[0]", "llm.engine.kv_cache.fullness", "custom[1]", "histogram cannot become"},
+		"bad_kv_models": {"kv_cache_models[0].model is empty", "kv_cache_models[1] (acme/x)", `dtype "int3"`},
 	} {
 		cfg := createDefaultConfig().(*Config)
 		if err := testutil.LoadConfig(t, metadata.Type, name, cfg); err != nil {
