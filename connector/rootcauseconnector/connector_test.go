@@ -197,6 +197,62 @@ func TestKVCacheSaturationWithPreemptions(t *testing.T) {
 	}
 }
 
+// The KV incident says what the utilization means: blocks of the pool,
+// bytes left, fragmentation (the figures llmnormalize computes from the
+// engine's cache configuration), and leaves out figures the engine stopped
+// publishing.
+func TestKVSaturationNamesBlocksAndBytes(t *testing.T) {
+	d := newTestDiagnoser(t, func(c *Config) { c.KVCache.For = 10 * time.Second })
+	const blocks, used = 12672.0, 12288.0
+	const bpt = 2 * 32 * 8 * 128 * 2
+	recs := run(d, 40, func(s float64) []pmetric.Metrics {
+		kv := 0.5
+		if s >= 20 {
+			kv = used / blocks
+		}
+		return []pmetric.Metrics{batch(engineRes, sec(s),
+			pt{name: spec.EngineKvCacheUtilization, v: kv},
+			pt{name: spec.EngineRequestsWaiting, v: 40},
+			pt{name: spec.EngineKvCacheBlockLimit, v: blocks},
+			pt{name: spec.EngineKvCacheBlockUsage, v: kv * blocks},
+			pt{name: spec.EngineKvCacheMemoryLimit, v: blocks * 16 * bpt},
+			pt{name: spec.EngineKvCacheMemoryUsage, v: kv * blocks * 16 * bpt},
+			pt{name: spec.EngineKvCacheFragmentation, v: 0.18,
+				attrs: map[string]any{spec.AttrEngineKvCacheFragmentationMethod: spec.KVFragmentationEstimated}})}
+	})
+	f := firing(recs, spec.IncidentKindKVCacheSaturation)
+	if len(f) != 1 {
+		t.Fatalf("want one saturation incident: %+v", recs)
+	}
+	// 384 blocks of 16 tokens at 128 KiB each are 768 MiB; the pool is
+	// 12,672 × 16 × 128 KiB = 24.75 GiB.
+	for _, want := range []string{"at 97%: 12,288 of 12,672 blocks", "≈ 768 MiB free of 24.8 GiB", "block fragmentation 18% (estimated"} {
+		if !strings.Contains(f[0].body, want) {
+			t.Errorf("body %q lacks %q", f[0].body, want)
+		}
+	}
+	ev := f[0].attrs[spec.IncidentEvidence].([]any)
+	signals := map[string]bool{}
+	for _, e := range ev {
+		signals[e.(map[string]any)[spec.EvidenceSignal].(string)] = true
+	}
+	for _, s := range []string{spec.EngineKvCacheBlockUsage, spec.EngineKvCacheMemoryUsage, spec.EngineKvCacheFragmentation} {
+		if !signals[s] {
+			t.Errorf("no %s in the evidence: %v", s, ev)
+		}
+	}
+
+	// An engine without a cache configuration: the incident says the
+	// utilization alone.
+	d = newTestDiagnoser(t, func(c *Config) { c.KVCache.For = 10 * time.Second })
+	recs = run(d, 40, func(s float64) []pmetric.Metrics {
+		return []pmetric.Metrics{batch(engineRes, sec(s), pt{name: spec.EngineKvCacheUtilization, v: 0.97})}
+	})
+	if f := firing(recs, spec.IncidentKindKVCacheSaturation); len(f) != 1 || strings.Contains(f[0].body, "blocks") {
+		t.Fatalf("without capacity figures: %+v", f)
+	}
+}
+
 var latBounds = []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20}
 
 // latencyBatch: 10 requests/s, 1% of them in bucket `slow` (index), the

@@ -6,6 +6,8 @@ package rootcauseconnector
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
@@ -55,10 +57,66 @@ func (det kvSaturationDetector) saturated(d *diagnoser, s *subject, now int64) (
 			extra += fmt.Sprintf(", %.0f requests waiting", w.V)
 		}
 	}
-	f.body = fmt.Sprintf("KV cache of %s at %.0f%% for %s%s: requests are queued and preempted for cache space",
-		engineName(s), 100*kv, fmtDur(held), extra)
+	capText := kvCapacityText(&f, &es.capacity, s.lastSeen)
+	f.body = fmt.Sprintf("KV cache of %s at %.0f%%%s for %s%s: requests are queued and preempted for cache space",
+		engineName(s), 100*kv, capText, fmtDur(held), extra)
 	f.action = "Add replicas or move load; or raise gpu_memory_utilization, lower max_num_seqs / max_model_len, enable prefix caching or KV-cache quantization."
 	return f, true
+}
+
+// kvCapacityText tells what the utilization means in blocks and bytes
+// ("12,288 of 12,672 blocks, ≈ 3.1 GiB free of 48.0 GiB; block
+// fragmentation 18%") and adds the figures as evidence. Figures older than
+// the engine's newest scrape are left out: an engine that stopped
+// publishing its configuration is not described by its old one.
+func kvCapacityText(f *finding, c *kvCapacity, lastSeen int64) string {
+	fresh := func(a accum) bool { return a.t != 0 && a.t >= lastSeen }
+	var parts []string
+	if fresh(c.blockLimit) && fresh(c.blockUsage) {
+		parts = append(parts, fmt.Sprintf("%s of %s blocks", groupDigits(c.blockUsage.v), groupDigits(c.blockLimit.v)))
+		f.evidence = append(f.evidence, evidence{signal: spec.EngineKvCacheBlockUsage, value: c.blockUsage.v,
+			threshold: c.blockLimit.v, hasThresh: true, unit: "{block}", note: "threshold: the blocks allocated (block.limit)"})
+	}
+	if fresh(c.memLimit) && fresh(c.memUsage) {
+		free := math.Max(0, c.memLimit.v-c.memUsage.v)
+		parts = append(parts, fmt.Sprintf("≈ %s free of %s", fmtBytes(free), fmtBytes(c.memLimit.v)))
+		f.evidence = append(f.evidence, evidence{signal: spec.EngineKvCacheMemoryUsage, value: c.memUsage.v,
+			threshold: c.memLimit.v, hasThresh: true, unit: "By", note: "threshold: the KV cache's memory (memory.limit)"})
+	}
+	text := strings.Join(parts, ", ")
+	if fresh(c.frag) {
+		how := ""
+		if c.fragEstimated {
+			how = " (estimated: half a block per running request)"
+		}
+		if text != "" {
+			text += "; "
+		}
+		text += fmt.Sprintf("block fragmentation %.0f%%%s", 100*c.frag.v, how)
+		f.evidence = append(f.evidence, evidence{signal: spec.EngineKvCacheFragmentation, value: c.frag.v, unit: "1"})
+	}
+	if text == "" {
+		return ""
+	}
+	return ": " + text + ","
+}
+
+// groupDigits writes a count with thousands separators (12,672).
+func groupDigits(v float64) string {
+	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 // kvHigh says whether an engine's newest KV utilization is at the

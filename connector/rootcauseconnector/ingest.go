@@ -168,7 +168,9 @@ func (d *diagnoser) ingestMetrics(md pmetric.Metrics) {
 						}
 					})
 				case spec.EngineKvCacheUtilization, spec.EngineRequestsWaiting, spec.EngineRequestsRunning,
-					spec.EnginePreemptions, spec.EnginePrefixCacheQueries, spec.EnginePrefixCacheHits, spec.EngineTokens:
+					spec.EnginePreemptions, spec.EnginePrefixCacheQueries, spec.EnginePrefixCacheHits, spec.EngineTokens,
+					spec.EngineKvCacheBlockLimit, spec.EngineKvCacheBlockUsage, spec.EngineKvCacheMemoryLimit,
+					spec.EngineKvCacheMemoryUsage, spec.EngineKvCacheFragmentation:
 					if eng == nil {
 						if eng = d.engineSubject(res, m); eng == nil {
 							continue
@@ -393,6 +395,19 @@ func (d *diagnoser) ingestEngineNumber(s *subject, name string, m pmetric.Metric
 			if tt, ok := a.Get(spec.AttrGenAITokenType); ok && tt.Str() == "output" {
 				es.outTokens.Add(t, es.tokAcc.add(t, v))
 			}
+		case spec.EngineKvCacheBlockLimit:
+			es.capacity.blockLimit.add(t, v)
+		case spec.EngineKvCacheBlockUsage:
+			es.capacity.blockUsage.add(t, v)
+		case spec.EngineKvCacheMemoryLimit:
+			es.capacity.memLimit.add(t, v)
+		case spec.EngineKvCacheMemoryUsage:
+			es.capacity.memUsage.add(t, v)
+		case spec.EngineKvCacheFragmentation:
+			// The worst rank's share is the engine's.
+			es.capacity.frag.max(t, v)
+			m, _ := a.Get(spec.AttrEngineKvCacheFragmentationMethod)
+			es.capacity.fragEstimated = m.Str() == spec.KVFragmentationEstimated
 		}
 	})
 }

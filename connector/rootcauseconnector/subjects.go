@@ -183,6 +183,17 @@ type engineState struct {
 	// lastLatency / lastCache: when the latency and cache detectors last
 	// fired, for the joint trigger.
 	lastLatency, lastCache int64
+	// capacity: the newest KV-cache capacity figures llmnormalize computed
+	// from the engine's cache configuration (kvCapacity).
+	capacity kvCapacity
+}
+
+// kvCapacity holds the newest value of each KV-cache capacity figure (a
+// zero time: the engine has not reported it). Figures are summed over the
+// engine's ranks at one timestamp, like the utilization is maxed.
+type kvCapacity struct {
+	blockLimit, blockUsage, memLimit, memUsage, frag accum
+	fragEstimated                                    bool
 }
 
 // histState keeps cumulative snapshots of one histogram (summed over its

@@ -111,12 +111,3 @@ func KnownKVGeometry(model string) (KVGeometry, bool) {
 	}
 	return KVGeometry{}, false
 }
-
-// KnownKVModels lists the models KnownKVGeometry knows, for the docs.
-func KnownKVModels() []string {
-	var out []string
-	for _, k := range knownGeometries {
-		out = append(out, k.names...)
-	}
-	return out
-}

@@ -105,6 +105,7 @@ func WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Name, f.Type, req, valueList(f.Values), escapeCell(f.Description))
 	}
 	writeXIDTable(&b)
+	writeKVGeometryTable(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -145,6 +146,19 @@ func writeXIDTable(b *strings.Builder) {
 	b.WriteString("| code | name | recovery | action |\n|---|---|---|---|\n")
 	for _, x := range XIDs() {
 		fmt.Fprintf(b, "| %d | %s | `%s` | %s |\n", x.Code, escapeCell(x.Name), x.Recovery, escapeCell(x.Action))
+	}
+}
+
+// writeKVGeometryTable renders the built-in KV geometries (kvcache.go).
+func writeKVGeometryTable(b *strings.Builder) {
+	b.WriteString("\n## KV-cache geometry of known models\n\n")
+	b.WriteString("llmnormalize tells a KV cache's capacity in bytes (`" + EngineKvCacheMemoryLimit + "`) when it knows the model's geometry: ")
+	b.WriteString("bytes per token = 2 · layers · KV heads · head dim · dtype bytes. These are built in (matched on the name after its last `/`, ignoring case); ")
+	b.WriteString("other models are configured with `kv_cache_models`.\n\n")
+	b.WriteString("| model | layers | KV heads | head dim | dtype bytes | KiB per token |\n|---|---|---|---|---|---|\n")
+	for _, k := range knownGeometries {
+		g := k.geo
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %g | %g |\n", strings.Join(k.names, ", "), g.Layers, g.KVHeads, g.HeadDim, g.DtypeBytes, g.BytesPerToken(0)/1024)
 	}
 }
 

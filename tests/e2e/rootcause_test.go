@@ -630,6 +630,15 @@ func TestRootcauseKVCacheSaturation(t *testing.T) {
 	if _, ok := inc.evidenceFor("preemption", "requests.waiting"); !ok {
 		t.Errorf("the evidence names neither preemptions nor waiting requests; %s", describe(all))
 	}
+	// The fixture's cache configuration (7,281 blocks of 16 tokens) and
+	// opt-125m's KV geometry (12 layers × 12 heads × 64 × fp16: 36 KiB a
+	// token) make a 4.0 GiB pool, which the incident tells in blocks and
+	// bytes.
+	for _, want := range []string{" of 7,281 blocks", " free of 4.0 GiB"} {
+		if !strings.Contains(inc.body, want) {
+			t.Errorf("the incident does not say %q: %q", want, inc.body)
+		}
+	}
 	// Onset: the scenario ramps the cache linearly from 0.30 at 0 s to 0.97
 	// at 60 s; the condition begins where it crosses the detector's
 	// threshold, which the evidence states.
