@@ -46,9 +46,23 @@ func BenchmarkUnchangedPoints(b *testing.B) {
 
 // BenchmarkVLLMFixture normalises one scrape of the vLLM fixture (a fresh
 // copy each iteration, as a pipeline hands over a new batch).
+//
+// Its two cases tell what the KV-capacity figures cost: the same scrape
+// with and without vllm:cache_config_info (without it, nothing is
+// computed).
 func BenchmarkVLLMFixture(b *testing.B) {
+	full := scrapeEngine(b, "vllm")
+	noConfig := pmetric.NewMetrics()
+	full.CopyTo(noConfig)
+	noConfig.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().RemoveIf(func(m pmetric.Metric) bool {
+		return m.Name() == "vllm:cache_config_info"
+	})
+	b.Run("with_cache_config", func(b *testing.B) { benchScrape(b, full) })
+	b.Run("without_cache_config", func(b *testing.B) { benchScrape(b, noConfig) })
+}
+
+func benchScrape(b *testing.B, src pmetric.Metrics) {
 	n := benchNormalizer(b)
-	src := scrapeEngine(b, "vllm")
 	points := src.DataPointCount()
 	ctx := context.Background()
 	b.ReportAllocs()
