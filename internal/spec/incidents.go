@@ -66,10 +66,10 @@ const (
 // incidentKinds lists every kind, sorted, as docs/metric-spec.md shows them
 // (IncidentKinds returns a copy).
 var incidentKinds = []string{
-	IncidentKindCacheHitDrop, IncidentKindECCUncorrected, IncidentKindGPUMemoryLeak, IncidentKindGPUOOM,
-	IncidentKindGPUThrottling, IncidentKindJointDegradation, IncidentKindKVCacheGrowth,
-	IncidentKindKVCacheSaturation, IncidentKindLatencySpike, IncidentKindLeakSuspect,
-	IncidentKindQueueBuildup, IncidentKindThroughputDrop, IncidentKindXIDError,
+	IncidentKindCacheHitDrop, IncidentKindECCUncorrected, IncidentKindEmbeddingDrift, IncidentKindGPUMemoryLeak, IncidentKindGPUOOM,
+	IncidentKindGPUThrottling, IncidentKindHallucinationRate, IncidentKindJointDegradation, IncidentKindKVCacheGrowth,
+	IncidentKindKVCacheSaturation, IncidentKindLatencySpike, IncidentKindLeakSuspect, IncidentKindOutputInconsistent,
+	IncidentKindPromptInjection, IncidentKindQueueBuildup, IncidentKindRAGRelevanceLow, IncidentKindThroughputDrop, IncidentKindXIDError,
 }
 
 // Evidence signals that are not metrics of the registry: figures a detector

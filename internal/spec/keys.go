@@ -42,6 +42,11 @@ const (
 	AttrGenAIUsageInputTokens  = "gen_ai.usage.input_tokens"
 	AttrGenAIUsageOutputTokens = "gen_ai.usage.output_tokens"
 	AttrLinkTraceID            = "llm.link.trace_id"
+	// Prompt-chain spans: whether the chain fell back to another model or
+	// prompt, and how long its retrieval step took (s). Semconv has
+	// neither; the template id is semconv's gen_ai.prompt.name.
+	AttrAppFallbackTriggered = "llm.app.fallback.triggered"
+	AttrAppRetrievalDuration = "llm.app.retrieval.duration"
 )
 
 // Keys of each map in incident.evidence.

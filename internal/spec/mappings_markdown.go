@@ -13,7 +13,7 @@ import (
 
 // mappingEngineOrder orders the sections of docs/engine-mappings.md; engines
 // not listed follow in alphabetical order.
-var mappingEngineOrder = []string{EngineVLLM, EngineNIM, EngineSGLang, EngineTGI, EngineTRTLLM, EngineTriton, EngineLlamaCpp, SourceDCGM}
+var mappingEngineOrder = []string{EngineVLLM, EngineNIM, EngineSGLang, EngineTGI, EngineTRTLLM, EngineTriton, EngineLlamaCpp, SourceDCGM, SourceApp}
 
 // mappingEngines returns every engine that has a table or a derivation, in
 // document order.

@@ -18,6 +18,7 @@ var groupTitles = []struct {
 	{GroupGPU, "GPU devices", "Emitted by the `nvml` receiver (or mapped from dcgm-exporter's `DCGM_FI_*` names by `llmnormalize`). `hw.id` is the GPU UUID and is present on every point; each GPU (or MIG device) is also one resource carrying `hw.id`, `hw.name`, `hw.vendor`, `hw.driver_version`, `hw.gpu.index`, `hw.gpu.pci_bus_id` and, for MIG devices, `hw.parent` and the instance ids."},
 	{GroupProcess, "GPU processes", "Emitted by the `nvml` receiver, one series per process and GPU, attributed to its container and pod when they can be found."},
 	{GroupEngine, "Inference engines", "Emitted under these names by `llmnormalize`, whatever the engine calls them. Histograms are in seconds; fractions are 0..1."},
+	{GroupApp, "Application quality", "Sent by LLM applications (over OTLP, or scraped): what their evaluators measure about the answers. Names common instrumentation spells differently are mapped by `llmnormalize` (docs/engine-mappings.md, `application`)."},
 	{GroupProfile, "Profiles", "Emitted by the `profileimport` receiver from PyTorch/Kineto traces and CUDA memory snapshots."},
 	{GroupDerived, "Derived by rootcause", "Computed by the `rootcause` connector from the metrics above."},
 	{GroupIncident, "Incidents as metrics", "Emitted by the `rootcause` connector into its metrics pipeline at every evaluation, so a Prometheus without a log backend sees what fires (as it sees its own `ALERTS`) and how often. The incidents themselves, with their evidence and drill-down, are log records (below)."},
@@ -106,6 +107,7 @@ func WriteMarkdown(w io.Writer) error {
 	}
 	writeXIDTable(&b)
 	writeKVGeometryTable(&b)
+	writeActionsTable(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -159,6 +161,17 @@ func writeKVGeometryTable(b *strings.Builder) {
 	for _, k := range knownGeometries {
 		g := k.geo
 		fmt.Fprintf(b, "| %s | %d | %d | %d | %g | %g |\n", strings.Join(k.names, ", "), g.Layers, g.KVHeads, g.HeadDim, g.DtypeBytes, g.BytesPerToken(0)/1024)
+	}
+}
+
+// writeActionsTable renders the action ids of the graded responses.
+func writeActionsTable(b *strings.Builder) {
+	b.WriteString("\n## Action ids\n\n")
+	b.WriteString("`" + IncidentActionID + "` names the automatic response an incident calls for; alertwebhook's `actions` can be keyed by it as well as by the incident kind. ")
+	b.WriteString("These are the ones rootcause's defaults name (a user rule may name any).\n\n")
+	b.WriteString("| action id | response |\n|---|---|\n")
+	for _, a := range Actions() {
+		fmt.Fprintf(b, "| `%s` | %s |\n", a.ID, escapeCell(a.Description))
 	}
 }
 

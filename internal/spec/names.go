@@ -135,12 +135,15 @@ const (
 	AttrEngineKvCacheFragmentationMethod = "llm.engine.kv_cache.fragmentation.method"
 	AttrEngineTarget                     = "llm.engine.target"
 	AttrGenAIRequestModel                = "gen_ai.request.model"
-	AttrGenAITokenType                   = "gen_ai.token.type"
-	AttrGenAIOperationName               = "gen_ai.operation.name"
-	AttrGenAIProviderName                = "gen_ai.provider.name"
-	AttrServerAddress                    = "server.address"
-	AttrServerPort                       = "server.port"
-	AttrFinishReason                     = "llm.finish_reason"
+	// AttrGenAIPromptName is semconv's name of the prompt template a
+	// request was built from.
+	AttrGenAIPromptName    = "gen_ai.prompt.name"
+	AttrGenAITokenType     = "gen_ai.token.type"
+	AttrGenAIOperationName = "gen_ai.operation.name"
+	AttrGenAIProviderName  = "gen_ai.provider.name"
+	AttrServerAddress      = "server.address"
+	AttrServerPort         = "server.port"
+	AttrFinishReason       = "llm.finish_reason"
 
 	AttrProfileModulePath = "llm.profile.module_path"
 	AttrProfileDevice     = "llm.profile.device"

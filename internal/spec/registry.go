@@ -37,6 +37,13 @@ var engine = []AttrRef{
 	{Name: AttrEngineRank, Requirement: ConditionallyRequired},
 }
 
+// appQuality is what application quality points carry: the model when the
+// application names it, and the prompt template the answer came from.
+var appQuality = []AttrRef{
+	{Name: AttrGenAIRequestModel, Requirement: Recommended},
+	{Name: AttrGenAIPromptName, Requirement: Recommended},
+}
+
 // genAIServer is what semconv's gen-ai-metrics.md asks of gen_ai.server.*
 // points, on top of the engine set; llmnormalize sets them.
 var genAIServer = with(engine,
@@ -199,6 +206,21 @@ var metrics = []Metric{
 		Attributes:  with(engine, AttrRef{Name: AttrEngineTarget, Requirement: Required})},
 
 	// ---- Profiles ----
+	{Name: AppHallucinationRate, Group: GroupApp, Instrument: Gauge, Unit: "1", Origin: OriginLLMOps,
+		Description: "Share of the application's recent answers its evaluator judged hallucinated (not supported by the context or the facts), 0..1.",
+		Attributes:  appQuality},
+	{Name: AppOutputConsistency, Group: GroupApp, Instrument: Gauge, Unit: "1", Origin: OriginLLMOps,
+		Description: "Cosine similarity of the embeddings of the answers of successive turns to the same question, 0..1: how consistent the model is with itself.",
+		Attributes:  appQuality},
+	{Name: AppRAGRelevance, Group: GroupApp, Instrument: Gauge, Unit: "1", Origin: OriginLLMOps,
+		Description: "Relevance of the top-1 retrieved document to the query, as the application's scorer rates it, 0..1.",
+		Attributes:  appQuality},
+	{Name: AppEmbeddingNorm, Group: GroupApp, Instrument: Gauge, Unit: "1", Origin: OriginLLMOps,
+		Description: "Mean L2 norm of the query embeddings the application computed; a shift from its own baseline means the embedding model or the input changed.",
+		Attributes:  appQuality},
+	{Name: AppPromptInjectionScore, Group: GroupApp, Instrument: Gauge, Unit: "1", Origin: OriginLLMOps,
+		Description: "Highest prompt-injection classifier score of the requests in the interval, 0..1.",
+		Attributes:  appQuality},
 	{Name: ProfileMemoryAllocated, Group: GroupProfile, Instrument: Counter, Unit: "By", Origin: OriginLLMOps,
 		Description: "GPU memory allocated during a profile, attributed to the model-layer path that allocated it.",
 		Attributes: []AttrRef{
@@ -326,6 +348,9 @@ var attributes = []Attribute{
 	{Name: AttrEngineKvCacheFragmentationMethod, Type: TypeString, Origin: OriginLLMOps, Description: "How the fragmentation was obtained: measured from the tokens the engine reports holding, or estimated as half a block per running request.", Values: []string{KVFragmentationMeasured, KVFragmentationEstimated}},
 	{Name: AttrEngineTarget, Type: TypeString, Origin: OriginLLMOps, Description: "Metrics endpoint URL of a scraped engine."},
 	{Name: AttrGenAIRequestModel, Type: TypeString, Origin: OriginSemconv, Description: "Model served, as the engine names it."},
+	{Name: AttrGenAIPromptName, Type: TypeString, Origin: OriginSemconv, Description: "Name (id) of the prompt template the request was built from."},
+	{Name: AttrAppFallbackTriggered, Type: TypeBool, Origin: OriginLLMOps, Description: "Prompt-chain span: the chain fell back to another model or prompt."},
+	{Name: AttrAppRetrievalDuration, Type: TypeDouble, Origin: OriginLLMOps, Description: "Prompt-chain span: time its retrieval step took, in seconds."},
 	{Name: AttrGenAITokenType, Type: TypeString, Origin: OriginSemconv, Description: "Kind of token counted.", Values: []string{"input", "output"}},
 	{Name: AttrGenAIOperationName, Type: TypeString, Origin: OriginSemconv, Description: "Operation the engine performed; text_completion for every engine point (see docs/semconv-alignment.md).", Values: []string{GenAIOperationEngine}},
 	{Name: AttrGenAIProviderName, Type: TypeString, Origin: OriginSemconv, Description: "Who serves the model: for a self-hosted engine, the engine itself (its llm.engine.name), as no well-known provider value fits.",
@@ -386,6 +411,8 @@ var incidentFields = []IncidentField{
 	{Name: IncidentEvidence, Type: TypeSlice, Required: true, Description: "Every signal consulted: maps with signal, value, baseline, threshold and unit."},
 	{Name: IncidentLayerStack, Type: TypeSlice, Required: false, Description: "Model-layer path of the most implicated profiler span, outermost first, each with the bytes or time attributed to it."},
 	{Name: IncidentAction, Type: TypeString, Required: false, Description: "One-line suggested action."},
+	{Name: IncidentActionID, Type: TypeString, Required: false, Description: "The automatic response the incident calls for, for machines (alertwebhook's action hooks can be keyed by it).",
+		Values: actionIDs()},
 	{Name: IncidentSubject, Type: TypeString, Required: false, Description: "The subject in words (GPU, process with pod, engine with model and target)."},
 	{Name: IncidentLayer, Type: TypeString, Required: false, Description: "The most implicated model-layer path (the last entry of incident.layer_stack); empty when no profile was found."},
 	{Name: IncidentDrilldown, Type: TypeString, Required: false, Description: "Where the drill-down came from (which profile), or how to capture a profile when there is none."},

@@ -101,6 +101,9 @@ var attrTables = []AttrTable{
 			{Name: AttrGenAIUsageInputTokens, Requirement: ConditionallyRequired},
 			{Name: AttrGenAIUsageOutputTokens, Requirement: ConditionallyRequired},
 			{Name: AttrLinkTraceID, Requirement: ConditionallyRequired},
+			{Name: AttrGenAIPromptName, Requirement: ConditionallyRequired},
+			{Name: AttrAppFallbackTriggered, Requirement: ConditionallyRequired},
+			{Name: AttrAppRetrievalDuration, Requirement: ConditionallyRequired},
 		}},
 }
 

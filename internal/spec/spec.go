@@ -44,6 +44,8 @@ const (
 	GroupProcess Group = "process"
 	GroupEngine  Group = "engine"
 	GroupProfile Group = "profile"
+	// GroupApp: quality signals an LLM application sends about its answers.
+	GroupApp     Group = "app"
 	GroupDerived Group = "derived"
 	// GroupIncident: rootcause's incidents, counted and listed as metrics.
 	GroupIncident Group = "incident"

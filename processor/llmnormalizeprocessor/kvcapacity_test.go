@@ -249,3 +249,34 @@ func TestInfoGaugeSettingNoneIsLeftOut(t *testing.T) {
 		t.Errorf("block.size %v, want 16", got[spec.EngineKvCacheBlockSize])
 	}
 }
+
+// An application's quality signals under a common spelling become the
+// unified names on any resource, percentages as fractions, and the
+// template label semconv's gen_ai.prompt.name.
+func TestApplicationQualityAliases(t *testing.T) {
+	n := newTestNormalizer(t, nil)
+	md := engineScrape(spec.EngineVLLM, map[string][]gaugePoint{
+		"hallucination_rate_percent": {{15, map[string]string{"prompt_template_id": "support-v3"}}},
+		"embedding_l2_norm":          {{0.98, nil}},
+	})
+	md.ResourceMetrics().At(0).Resource().Attributes().Clear() // an application, not an engine
+	md.ResourceMetrics().At(0).Resource().Attributes().PutStr(spec.AttrServiceName, "support-bot")
+	if _, err := n.processMetrics(context.Background(), md); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]pmetric.NumberDataPoint{}
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		got[ms.At(i).Name()] = ms.At(i).Gauge().DataPoints().At(0)
+	}
+	h, ok := got[spec.AppHallucinationRate]
+	if !ok || !near(value(h), 0.15) {
+		t.Fatalf("hallucination rate: %v", got)
+	}
+	if v, _ := h.Attributes().Get(spec.AttrGenAIPromptName); v.Str() != "support-v3" {
+		t.Errorf("template: %v", h.Attributes().AsRaw())
+	}
+	if _, ok := got[spec.AppEmbeddingNorm]; !ok {
+		t.Errorf("embedding norm not mapped: %v", got)
+	}
+}

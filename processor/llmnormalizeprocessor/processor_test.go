@@ -308,6 +308,7 @@ func TestSpanAttributes(t *testing.T) {
 	a.PutStr("gen_ai.system", "vllm")
 	a.PutStr("llm.prompt_template_id", "tmpl-7")
 	a.PutBool("llm.fallback_triggered", true)
+	a.PutInt("retrieval_latency_ms", 120)
 	a.PutStr("trace_id", "1-5e273f9a-1b2c3d4e5f6a7b8c9d0e1f2a")
 	app := spans.AppendEmpty().Attributes()
 	app.PutStr("llm.model", "gpt-x")
@@ -315,19 +316,22 @@ func TestSpanAttributes(t *testing.T) {
 	app.PutInt("llm.output_tokens", 20)
 	app.PutInt("gen_ai.usage.input_tokens", 11) // already current: wins
 	app.PutStr("otel.trace_id", "4BF92F3577B34DA6A3CE929D0E0E4736")
+	app.PutStr("fallback_triggered", "true")
+	app.PutStr("retrieval.duration", "fast") // not a number: kept as it came
 
 	if _, err := n.processTraces(context.Background(), td); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{
 		"gen_ai.usage.input_tokens": int64(512), "gen_ai.usage.output_tokens": int64(64), "gen_ai.provider.name": "vllm",
-		"llm.prompt_template_id": "tmpl-7", "llm.fallback_triggered": true,
+		"gen_ai.prompt.name": "tmpl-7", "llm.app.fallback.triggered": true, "llm.app.retrieval.duration": 0.12,
 		"trace_id": "1-5e273f9a-1b2c3d4e5f6a7b8c9d0e1f2a", "llm.link.trace_id": "5e273f9a1b2c3d4e5f6a7b8c9d0e1f2a",
 	}
 	assertAttrs(t, s.Attributes(), want)
 	assertAttrs(t, spans.At(1).Attributes(), map[string]any{
 		"gen_ai.request.model": "gpt-x", "gen_ai.usage.input_tokens": int64(11), "gen_ai.usage.output_tokens": int64(20),
 		"otel.trace_id": "4BF92F3577B34DA6A3CE929D0E0E4736", "llm.link.trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+		"llm.app.fallback.triggered": true, "retrieval.duration": "fast",
 	})
 }
 

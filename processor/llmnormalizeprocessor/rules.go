@@ -95,6 +95,7 @@ func sortedRenames(m map[string]string) []labelRename {
 // dcgmEngine names the dcgm-exporter table, whose metrics are recognised on
 // any resource (dcgm-exporter is scraped by the prometheus receiver, not by
 // llmengine).
+// The application table (spec.SourceApp) is recognised on any resource too.
 const dcgmEngine = spec.SourceDCGM
 
 // lookup returns the rules for a metric of a resource of the given engine.
@@ -139,5 +140,5 @@ func (rs *rules) lookup(name, engine string) []*rule {
 }
 
 func (r *rule) appliesTo(engine string) bool {
-	return r.Engine == engine || r.Engine == dcgmEngine
+	return r.Engine == engine || r.Engine == dcgmEngine || r.Engine == spec.SourceApp
 }

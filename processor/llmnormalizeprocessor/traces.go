@@ -5,6 +5,7 @@ package llmnormalizeprocessor // import "github.com/llmops-otel/otelcol-llmops/p
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -15,8 +16,9 @@ import (
 
 // spanRenames moves deprecated and application-specific GenAI attributes to
 // current semantic conventions. An attribute already present under its new
-// name wins; the old one is removed either way. llm.prompt_template_id and
-// llm.fallback_triggered have no semconv counterpart and are kept as is.
+// name wins; the old one is removed either way. A prompt chain's template
+// id is semconv's gen_ai.prompt.name; whether it fell back has no semconv
+// counterpart, so it gets one llm.app.* name (chainAttrs below).
 var spanRenames = []labelRename{
 	{"gen_ai.usage.prompt_tokens", spec.AttrGenAIUsageInputTokens},
 	{"gen_ai.usage.completion_tokens", spec.AttrGenAIUsageOutputTokens},
@@ -24,6 +26,62 @@ var spanRenames = []labelRename{
 	{"llm.model", spec.AttrGenAIRequestModel},
 	{"llm.input_tokens", spec.AttrGenAIUsageInputTokens},
 	{"llm.output_tokens", spec.AttrGenAIUsageOutputTokens},
+	{"llm.prompt_template_id", spec.AttrGenAIPromptName},
+	{"prompt_template_id", spec.AttrGenAIPromptName},
+	{"prompt.template_id", spec.AttrGenAIPromptName},
+	{"llm.fallback_triggered", spec.AttrAppFallbackTriggered},
+	{"fallback_triggered", spec.AttrAppFallbackTriggered},
+}
+
+// retrievalDurations are the spellings of a prompt chain's retrieval time,
+// with the factor to seconds; they become llm.app.retrieval.duration (s).
+var retrievalDurations = []struct {
+	key    string
+	factor float64
+}{
+	{"retrieval_latency_ms", 1e-3},
+	{"llm.retrieval_latency_ms", 1e-3},
+	{"rag.retrieval_latency_ms", 1e-3},
+	{"retrieval.latency_ms", 1e-3},
+	{"retrieval_latency_s", 1},
+	{"retrieval.duration", 1},
+}
+
+// chainAttrs normalises a prompt chain's own attributes: the retrieval
+// time in seconds as a double, and the fallback flag as a boolean (it is
+// often written as the string "true").
+func chainAttrs(attrs pcommon.Map) {
+	for _, rd := range retrievalDurations {
+		v, ok := attrs.Get(rd.key)
+		if !ok {
+			continue
+		}
+		if _, exists := attrs.Get(spec.AttrAppRetrievalDuration); !exists {
+			var f float64
+			switch v.Type() {
+			case pcommon.ValueTypeDouble:
+				f, ok = v.Double(), true
+			case pcommon.ValueTypeInt:
+				f, ok = float64(v.Int()), true
+			case pcommon.ValueTypeStr:
+				var err error
+				f, err = strconv.ParseFloat(strings.TrimSpace(v.Str()), 64)
+				ok = err == nil
+			default:
+				ok = false
+			}
+			if !ok {
+				continue // not a number: leave it as it came, under its own name
+			}
+			attrs.PutDouble(spec.AttrAppRetrievalDuration, f*rd.factor)
+		}
+		attrs.Remove(rd.key)
+	}
+	if v, ok := attrs.Get(spec.AttrAppFallbackTriggered); ok && v.Type() == pcommon.ValueTypeStr {
+		if b, err := strconv.ParseBool(strings.TrimSpace(v.Str())); err == nil {
+			attrs.PutBool(spec.AttrAppFallbackTriggered, b)
+		}
+	}
 }
 
 // linkTraceIDAttr holds the normalised, joinable form of a trace id found
@@ -47,6 +105,7 @@ func (n *normalizer) processTraces(_ context.Context, td ptrace.Traces) (ptrace.
 
 func (n *normalizer) normalizeAttrs(attrs pcommon.Map) {
 	renameAttrs(attrs, spanRenames)
+	chainAttrs(attrs)
 	for _, key := range n.traceIDs {
 		v, ok := attrs.Get(key)
 		if !ok || v.Type() != pcommon.ValueTypeStr {
