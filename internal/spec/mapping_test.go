@@ -285,7 +285,7 @@ func TestEngineCoverage(t *testing.T) {
 			EngineRequestsFinished, EngineRequestTime, EngineRequestQueueTime, GenAIServerTimeToFirstToken,
 			HwGpuUtilization, HwPower, HwEnergy, HwGpuMemoryUsage, HwGpuMemoryLimit},
 		EngineLlamaCpp: append([]string{EngineTimePerOutputTokenMean}, engineCore...),
-		SourceApp: {AppHallucinationRate, AppOutputConsistency, AppRAGRelevance, AppEmbeddingNorm, AppPromptInjectionScore},
+		SourceApp:      {AppHallucinationRate, AppOutputConsistency, AppRAGRelevance, AppEmbeddingNorm, AppPromptInjectionScore},
 		SourceDCGM: {HwGpuMemoryUsage, HwGpuMemoryReserved, HwGpuUtilization, HwGpuMemoryControllerUtilization,
 			HwGpuSmUtilization, HwGpuTensorUtilization, HwGpuDramUtilization, HwGpuTemperature,
 			HwGpuClockFrequency, HwPower, HwEnergy, HwErrors},
