@@ -71,7 +71,7 @@ service:
 		pattern, frame string
 		steps, growth  int64
 	}{
-		"blocks.py:57 forward":  {spec.LeakPatternKeptAcrossSteps, "blocks.py:57 forward", 46, 2 << 20},
+		"blocks.py:57 forward": {spec.LeakPatternKeptAcrossSteps, "blocks.py:57 forward", 46, 2 << 20},
 		"history.py:19 append": {spec.LeakPatternGrowingReallocation, "history.py:44 forward", 48, 140683},
 	}
 	var got map[string]plog.LogRecord

@@ -6,6 +6,7 @@ package snapshot
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -126,4 +127,35 @@ func TestLeakPatternsNeedDetection(t *testing.T) {
 	}
 	assert.Equal(t, 0, without.Summary.LeakPatterns)
 	assert.Equal(t, 2, with.Summary.LeakPatterns)
+}
+
+// BenchmarkImportLeakPatterns compares the import with and without the
+// leak-pattern analysis (the replay's per-stack record is kept either
+// way), on the committed snapshots and, when SNAPSHOT_BENCH_FILE names one,
+// a larger one (gen_snapshot.py big FILE --mb 12).
+//
+//	go test -run '^$' -bench ImportLeakPatterns -benchmem ./internal/profiles/snapshot/
+func BenchmarkImportLeakPatterns(b *testing.B) {
+	files := []string{"testdata/snapshot_p2.pickle", "testdata/snapshot_patterns.pickle"}
+	if f := os.Getenv("SNAPSHOT_BENCH_FILE"); f != "" {
+		files = append(files, f)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(b, err)
+		for _, mode := range []struct {
+			name string
+			off  bool
+		}{{"patterns", false}, {"no_patterns", true}} {
+			b.Run(filepath.Base(f)+"/"+mode.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := Import(bytes.NewReader(data), "bench.pickle", Options{noPatterns: mode.off}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
