@@ -44,6 +44,37 @@ type moduleMem struct {
 	device  int64
 	traceID pcommon.TraceID
 	spanID  pcommon.SpanID
+	pattern leakPattern // from the path's leak-suspect record, if it has one
+}
+
+// leakPattern is how a memory-snapshot leak suspect leaks
+// (llm.profile.leak.*: profileimport replays the snapshot's allocation
+// history); empty for suspects without one (Kineto, Nsight, or a snapshot
+// site that only stayed allocated). The drill-down carries it into the
+// memory incident that cites the suspect.
+type leakPattern struct {
+	name, frame   string
+	growth, steps int64
+}
+
+// patternOf reads the llm.profile.leak.* attributes of a leak-suspect
+// record (zero when it has no pattern).
+func patternOf(a pcommon.Map) leakPattern {
+	v, ok := a.Get(spec.AttrProfileLeakPattern)
+	if !ok || v.Str() == "" {
+		return leakPattern{}
+	}
+	p := leakPattern{name: v.Str()}
+	if f, ok := a.Get(spec.AttrProfileLeakForwardFrame); ok {
+		p.frame = f.Str()
+	}
+	if g, ok := a.Get(spec.AttrProfileLeakGrowthPerStep); ok {
+		p.growth = intValue(g)
+	}
+	if n, ok := a.Get(spec.AttrProfileLeakSteps); ok {
+		p.steps = intValue(n)
+	}
+	return p
 }
 
 type spanRef struct {
@@ -181,6 +212,9 @@ func (d *drilldown) ingestLogs(ld plog.Logs) {
 				if v, ok := a.Get(spec.AttrProfileDevice); ok {
 					mm.device = intValue(v)
 				}
+				// The newest record of the path says whether it has a
+				// pattern (a re-import without one clears it).
+				mm.pattern = patternOf(a)
 			}
 		}
 	}
@@ -238,6 +272,7 @@ type drillResult struct {
 	top     string
 	stack   []layer
 	note    string
+	pattern leakPattern // memory drill-downs: the top path's leak pattern
 }
 
 // memory drills a memory incident of the processes in pids down to the
@@ -283,6 +318,7 @@ func (d *drilldown) memory(pids []int64, now int64) drillResult {
 	}
 	m := best.modules[top]
 	r.traceID, r.spanID = m.traceID, m.spanID
+	r.pattern = m.pattern
 	if r.traceID.IsEmpty() {
 		// No leak-suspect record: any span of that module in that process.
 		if s, ok := d.findSpan(func(s *spanRef) bool { return s.pid == best.pid && s.module == top }); ok {

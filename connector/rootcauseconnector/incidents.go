@@ -416,6 +416,14 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	if inc.drill.note != "" {
 		a.PutStr(attrIncidentDrilldown, inc.drill.note)
 	}
+	// The cited leak suspect's pattern (memory snapshots), under the keys
+	// the suspect's record uses, so both join on them.
+	if p := inc.drill.pattern; p.name != "" {
+		a.PutStr(spec.AttrProfileLeakPattern, p.name)
+		a.PutStr(spec.AttrProfileLeakForwardFrame, p.frame)
+		a.PutInt(spec.AttrProfileLeakGrowthPerStep, p.growth)
+		a.PutInt(spec.AttrProfileLeakSteps, p.steps)
+	}
 	s := &inc.subj
 	if s.hwID != "" {
 		a.PutStr(spec.AttrHwID, s.hwID)
@@ -466,6 +474,10 @@ func resolvedPrefix(inc *incident, now int64) string {
 func layerSentence(d drillResult) string {
 	top := d.stack[len(d.stack)-1]
 	switch {
+	case top.bytes > 0 && d.pattern.name != "":
+		p := d.pattern
+		return fmt.Sprintf("%s leaves %s outstanding in %s, %s: %s more each of %d steps of %s (%s)", profileWord(d), fmtBytes(top.bytes), d.top,
+			strings.ReplaceAll(p.name, "_", " "), fmtBytes(float64(p.growth)), p.steps, p.frame, spanWord(d))
 	case top.bytes > 0:
 		return fmt.Sprintf("%s leaves %s outstanding in %s (%s)", profileWord(d), fmtBytes(top.bytes), d.top, spanWord(d))
 	case top.ns > 0:

@@ -37,6 +37,13 @@ const (
 	AttrProfileAllocatorAllocatedBytes = "llm.profile.allocator.allocated_bytes"
 	AttrProfileAllocatorReservedBytes  = "llm.profile.allocator.reserved_bytes"
 	AttrProfilePythonStack             = "llm.profile.python_stack"
+	// Leak suspects of a CUDA memory snapshot whose allocation history
+	// shows a pattern (LeakPattern*): which one, the module forward frame
+	// it happens in, how much each step adds and over how many steps.
+	AttrProfileLeakPattern       = "llm.profile.leak.pattern"
+	AttrProfileLeakForwardFrame  = "llm.profile.leak.forward_frame"
+	AttrProfileLeakGrowthPerStep = "llm.profile.leak.growth_per_step_bytes"
+	AttrProfileLeakSteps         = "llm.profile.leak.steps"
 
 	// Spans normalised by llmnormalize (current GenAI semantic conventions).
 	AttrGenAIUsageInputTokens  = "gen_ai.usage.input_tokens"

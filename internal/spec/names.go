@@ -183,6 +183,25 @@ const (
 	AttrProfileOutstandingBytes = "llm.profile.memory.outstanding_bytes"
 )
 
+// Leak patterns a CUDA memory snapshot's allocation history shows
+// (llm.profile.leak.pattern); a step is one allocation of the same stack,
+// i.e. one call of the module forward that makes it.
+const (
+	// LeakPatternKeptAcrossSteps: each step's allocation from a forward
+	// frame stays alive (a tensor stored on the module, appended to a list
+	// or a cache kept across steps).
+	LeakPatternKeptAcrossSteps = "kept_across_steps"
+	// LeakPatternGrowingReallocation: each step allocates a larger tensor
+	// at the same place and frees the previous one (torch.cat onto a kept
+	// history): one allocation outstanding, growing step after step.
+	LeakPatternGrowingReallocation = "growing_reallocation"
+)
+
+// LeakPatterns lists the leak patterns, for the attribute's values.
+func LeakPatterns() []string {
+	return []string{LeakPatternKeptAcrossSteps, LeakPatternGrowingReallocation}
+}
+
 // Engine names carried in llm.engine.name.
 const (
 	EngineVLLM     = "vllm"

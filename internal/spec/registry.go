@@ -386,6 +386,13 @@ var attributes = []Attribute{
 	{Name: AttrProfileAllocatorAllocatedBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Out-of-memory record: bytes the caching allocator had handed out on the device at the failure."},
 	{Name: AttrProfileAllocatorReservedBytes, Type: TypeInt, Origin: OriginLLMOps, Description: "Out-of-memory record: bytes the caching allocator had reserved from the driver at the failure."},
 	{Name: AttrProfilePythonStack, Type: TypeSlice, Origin: OriginLLMOps, Description: "Out-of-memory record: Python frames of the failed allocation, innermost first (file:line function)."},
+	{Name: AttrProfileLeakPattern, Type: TypeString, Origin: OriginLLMOps, Values: LeakPatterns(), Description: "Leak suspect of a CUDA memory snapshot (and a memory incident whose drill-down cites one): the pattern of its allocation history, where a step is one allocation of the same stack (one call of the module forward that makes it). " +
+		"`" + LeakPatternKeptAcrossSteps + "`: at least 3 allocations of a stack made inside a module forward are still alive and they are at least half of the stack's allocations in the trace ring (a tensor stored on the module, appended to a list or a cache each step). " +
+		"`" + LeakPatternGrowingReallocation + "`: at least 3 allocations of a stack inside a forward, none smaller than the one before and at least half larger, at most 2 still alive of which the latest (torch.cat onto a kept history). " +
+		"Either spans at least a quarter of the ring (not one loop of one step)."},
+	{Name: AttrProfileLeakForwardFrame, Type: TypeString, Origin: OriginLLMOps, Description: "Leak pattern: the module forward the allocations are made in (the innermost frame named forward that is not library code), as file.py:LINE forward."},
+	{Name: AttrProfileLeakGrowthPerStep, Type: TypeInt, Origin: OriginLLMOps, Description: "Leak pattern: bytes each step adds. kept_across_steps: the surviving allocations' bytes ÷ the steps they span; growing_reallocation: the least-squares slope of the allocation's size over the steps."},
+	{Name: AttrProfileLeakSteps, Type: TypeInt, Origin: OriginLLMOps, Description: "Leak pattern: the steps it covers. kept_across_steps: from the first surviving allocation to the last; growing_reallocation: the allocations of the stack in the trace ring."},
 	{Name: AttrGenAIUsageInputTokens, Type: TypeInt, Origin: OriginSemconv, Description: "Span: prompt tokens of a GenAI call (llmnormalize renames gen_ai.usage.prompt_tokens and llm.input_tokens to it)."},
 	{Name: AttrGenAIUsageOutputTokens, Type: TypeInt, Origin: OriginSemconv, Description: "Span: generated tokens of a GenAI call (llmnormalize renames gen_ai.usage.completion_tokens and llm.output_tokens to it)."},
 	{Name: AttrLinkTraceID, Type: TypeString, Origin: OriginLLMOps, Description: "Span: a trace id found in another attribute (trace_attributes), normalised to 32 lowercase hex digits so traces of different systems can be joined."},
@@ -429,5 +436,9 @@ var incidentFields = []IncidentField{
 	{Name: AttrK8sNamespaceName, Type: TypeString, Description: "Subject: the pod's namespace, when known."},
 	{Name: AttrGenAIRequestModel, Type: TypeString, Description: "Subject: the model, when the incident concerns an engine."},
 	{Name: AttrEngineName, Type: TypeString, Description: "Subject: the engine, when the incident concerns one."},
+	{Name: AttrProfileLeakPattern, Type: TypeString, Description: "On memory incidents whose drill-down cites a memory-snapshot leak suspect with a pattern: the pattern.", Values: LeakPatterns()},
+	{Name: AttrProfileLeakForwardFrame, Type: TypeString, Description: "With incident's llm.profile.leak.pattern: the module forward the leaking allocations are made in (file.py:LINE forward)."},
+	{Name: AttrProfileLeakGrowthPerStep, Type: TypeInt, Description: "With incident's llm.profile.leak.pattern: bytes each step of that forward adds."},
+	{Name: AttrProfileLeakSteps, Type: TypeInt, Description: "With incident's llm.profile.leak.pattern: the steps the pattern covers."},
 	{Name: AttrHwGpuXidRecovery, Type: TypeString, Description: "On xid_error incident records: what the XID needs before the GPU is trusted again.", Values: xidRecoveries},
 }

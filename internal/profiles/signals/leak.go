@@ -40,6 +40,16 @@ type LeakRecord struct {
 	Start  string            // incident.start_time (RFC 3339; "": Time)
 	Body   string
 	Action string
+
+	// Pattern, when set, is the leak pattern the allocation history shows
+	// (spec.LeakPattern*: only memory snapshots replay one; the other
+	// importers leave it empty and no llm.profile.leak.* attribute is
+	// written): the module forward frame it happens in ("file.py:LINE
+	// forward"), the bytes each step adds and the steps it covers.
+	Pattern       string
+	ForwardFrame  string
+	GrowthPerStep int64
+	Steps         int64
 }
 
 // AppendTo writes the record to sl and returns it, for the caller's trace
@@ -89,6 +99,12 @@ func (r *LeakRecord) AppendTo(sl plog.ScopeLogs) plog.LogRecord {
 	a.PutInt(spec.AttrProfileOutstandingAllocations, r.OutstandingN)
 	a.PutInt(spec.AttrProfileAllocatedBytes, r.Allocated)
 	a.PutStr(spec.AttrProfileFile, r.File)
+	if r.Pattern != "" {
+		a.PutStr(spec.AttrProfileLeakPattern, r.Pattern)
+		a.PutStr(spec.AttrProfileLeakForwardFrame, r.ForwardFrame)
+		a.PutInt(spec.AttrProfileLeakGrowthPerStep, r.GrowthPerStep)
+		a.PutInt(spec.AttrProfileLeakSteps, r.Steps)
+	}
 	return lr
 }
 

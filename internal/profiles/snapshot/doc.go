@@ -81,6 +81,40 @@
 // (weights, caches) is in the segments but not in the ring, so it is never
 // a suspect; the ring's own start-up allocations can be.
 //
+// Forward frame: the innermost frame of a stack named forward (or a
+// qualified name ending in .forward) that is not library code, as
+// "file.py:LINE forward": the module forward an allocation is made in.
+//
+// Step: one allocation of a stack in the ring. A forward frame that
+// allocates once per call makes one allocation of the same stack per call,
+// so the k-th allocation of a stack is its k-th step: steps are the
+// per-stack allocation sequence, not guessed from times or annotations.
+// The replay keeps, per (device, stack), a fixed-size record (allocations,
+// bytes, how each size compared with the previous one, the sums of a
+// least-squares fit of size over step, the first and latest positions) and
+// each live allocation's step.
+//
+// Leak patterns, read per stack with a forward frame and at least 3 steps
+// (minPatternSteps), spread over at least a quarter of the ring (by time,
+// or by position without times: caches a forward allocates for every layer
+// in one call are not steps):
+//   - kept_across_steps: at least 3 allocations of the stack are live at
+//     the end of the ring and they are at least half of its allocations.
+//     Steps = the steps from the first live one to the last; growth per
+//     step = their bytes ÷ those steps (rounded down).
+//   - growing_reallocation: no allocation of the stack is smaller than the
+//     one before, at least half are larger, at most 2 are live and one is
+//     the latest (each freed once the next is made). Steps = the stack's
+//     allocations in the ring; growth per step = the least-squares slope
+//     of size over step (rounded).
+//
+// A site whose stack shows a pattern (of several, the one holding most) is
+// a leak suspect with all its live allocations of the ring, early or not,
+// and its record adds llm.profile.leak.pattern, .forward_frame,
+// .growth_per_step_bytes and .steps, and says the pattern in its body. A
+// site that allocates and frees every step has no live allocation (or one)
+// and no pattern; memory allocated before the ring is not in it.
+//
 // OOM: each "oom" trace entry is an ERROR record (incident.kind=gpu_oom)
 // with the requested size, the device's free memory (device_free), and the
 // allocator's allocated and reserved bytes at that moment, reconstructed

@@ -241,6 +241,7 @@ type suspect struct {
 	firstUS               int64
 	largest               int64
 	stack, meta           uint32
+	pattern               *leakPattern // nil: early-and-alive only
 }
 
 func (a *analysis) emit(opts Options, mtime time.Time) Result {
@@ -469,7 +470,8 @@ func (a *analysis) fillResource(r pcommon.Resource) {
 }
 
 // emitLeaks reports the sites whose allocations from the first half of a
-// device's trace ring are all still alive at its end (see the package
+// device's trace ring are all still alive at its end, and the sites whose
+// allocation history shows a leak pattern (patterns.go; see the package
 // comment).
 func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, end pcommon.Timestamp) {
 	if opts.LeakSuspects < 0 {
@@ -480,22 +482,45 @@ func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, end pcommon.Timest
 	for d, tl := range a.devTrace {
 		mid := tl.first + (tl.end-tl.first)/2
 		allocBySite := map[string]int64{}
-		for st, n := range tl.allocBy {
-			allocBySite[a.site(st)] += n
+		for st, i := range tl.statIdx {
+			allocBySite[a.site(st)] += tl.stats[i].bytes
+		}
+		// A site's pattern: of its stacks with one, the one holding the
+		// most (then the lowest stack id, for a stable choice).
+		pats := map[string]leakPattern{}
+		if !opts.noPatterns {
+			for _, p := range a.patterns(tl) {
+				site := a.site(p.stack)
+				if q, ok := pats[site]; !ok || p.bytes > q.bytes || (p.bytes == q.bytes && p.stack < q.stack) {
+					pats[site] = p
+				}
+			}
 		}
 		for _, la := range tl.live {
+			site := a.site(la.stack)
 			early := la.seq < tl.entries/2
 			if tl.hasTime {
 				early = la.timeUS != 0 && la.timeUS <= mid
 			}
-			if !early {
+			// A site with a pattern accumulates step after step: every
+			// allocation of the ring it still holds counts, early or not.
+			_, patterned := pats[site]
+			if !early && !patterned {
 				continue
 			}
 			total += la.size
-			k := siteKey{a.site(la.stack), d}
+			k := siteKey{site, d}
 			sp := by[k]
 			if sp == nil {
 				sp = &suspect{site: k.site, device: d, firstUS: la.timeUS, alloced: allocBySite[k.site]}
+				if p, ok := pats[site]; ok {
+					sp.pattern = &p
+					// The incident starts with the pattern's first step
+					// (for a growing tensor, long before the live one).
+					if p.firstUS != 0 && p.firstUS < sp.firstUS {
+						sp.firstUS = p.firstUS
+					}
+				}
 				by[k] = sp
 			}
 			sp.bytes += la.size
@@ -542,6 +567,12 @@ func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, end pcommon.Timest
 				signals.FormatBytes(sp.bytes), sp.site, sp.device, when, sp.count, signals.FormatBytes(sp.alloced), a.noteOf(sp.stack)),
 			Action: "Find what holds the tensors allocated at " + sp.site + " past the recorded steps and release them.",
 		}
+		if p := sp.pattern; p != nil {
+			rec.Pattern, rec.ForwardFrame, rec.GrowthPerStep, rec.Steps = p.name, p.frame, p.growth, p.steps
+			rec.Body = fmt.Sprintf("%s allocated at %s on GPU %d during the memory history (%s) is still allocated at its end (%d allocations, %s allocated there during the history): %s; %s%s",
+				signals.FormatBytes(sp.bytes), sp.site, sp.device, when, sp.count, signals.FormatBytes(sp.alloced), p.describe(), p.advice(), a.noteOf(sp.stack))
+			rec.Action = "Find what " + p.where() + " keeps from each step (" + strings.ReplaceAll(p.name, "_", " ") + ") and release or bound it."
+		}
 		lr := rec.AppendTo(sl)
 		if start == "" {
 			lr.Attributes().Remove(spec.IncidentStartTime)
@@ -549,6 +580,9 @@ func (a *analysis) emitLeaks(sl plog.ScopeLogs, opts Options, end pcommon.Timest
 		a.join(lr, sp.meta)
 		a.putStack(lr.Attributes(), sp.stack)
 		a.sum.LeakSuspects++
+		if sp.pattern != nil {
+			a.sum.LeakPatterns++
+		}
 	}
 }
 

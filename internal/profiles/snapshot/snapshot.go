@@ -32,6 +32,10 @@ type Options struct {
 	// ModTime is the snapshot's time when it records none (ImportFile
 	// takes the file's modification time).
 	ModTime time.Time
+
+	// noPatterns skips the leak-pattern analysis (the benchmark's
+	// baseline).
+	noPatterns bool
 }
 
 func (o Options) withDefaults() Options {
@@ -68,6 +72,7 @@ type Summary struct {
 	Stacks           int              `json:"stacks"`            // distinct stacks
 	OOMs             int64            `json:"ooms"`
 	LeakSuspects     int              `json:"leak_suspects"`
+	LeakPatterns     int              `json:"leak_patterns"`  // leak suspects with a pattern
 	TraceIDJoins     int              `json:"trace_id_joins"` // log records given a trace id from user_metadata
 	Annotations      int64            `json:"annotations"`    // external_annotations
 	MetricPoints     int              `json:"metric_points"`

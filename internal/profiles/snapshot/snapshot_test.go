@@ -32,6 +32,13 @@ type expectedFile struct {
 		LargestFree         int64   `json:"largest_free"`
 		Fragmentation       float64 `json:"fragmentation"`
 	} `json:"allocator"`
+	Patterns map[string]struct {
+		Pattern       string `json:"pattern"`
+		Frame         string `json:"frame"`
+		Steps         int64  `json:"steps"`
+		GrowthPerStep int64  `json:"growth_per_step"`
+	} `json:"patterns"`
+	HealthySites    []string         `json:"healthy_sites"`
 	OOMTraceID      string           `json:"oom_trace_id"`
 	Segments        int64            `json:"segments"`
 	Blocks          int64            `json:"blocks"`
@@ -40,8 +47,12 @@ type expectedFile struct {
 }
 
 func loadExpected(t *testing.T) expectedFile {
+	return loadExpectedFile(t, "testdata/snapshot.expected.json")
+}
+
+func loadExpectedFile(t *testing.T, name string) expectedFile {
 	t.Helper()
-	b, err := os.ReadFile("testdata/snapshot.expected.json")
+	b, err := os.ReadFile(name)
 	require.NoError(t, err)
 	var e expectedFile
 	require.NoError(t, json.Unmarshal(b, &e))
@@ -135,6 +146,9 @@ func TestImportMatchesGenerator(t *testing.T) {
 				require.True(t, ok)
 				assert.Contains(t, st.Slice().At(2).Str(), "/app/model.py:88 remember")
 				assert.False(t, lr.TraceID().IsEmpty(), "the leaking allocation was tagged with a request's trace id")
+				// remember() is called from forward every 10th step and
+				// each tensor it makes is kept.
+				checkPattern(t, exp, lr)
 			}
 			require.Len(t, ooms, 1)
 			o := ooms[0]

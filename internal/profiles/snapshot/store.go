@@ -158,7 +158,7 @@ const (
 	sizeSlice    = 24 // a slice header
 	sizeStrHdr   = 16 // a string header
 	sizeMapEntry = 48 // key + value + a Go map's per-entry overhead, for small keys and values
-	sizeLive     = 40 + sizeMapEntry
+	sizeLive     = 48 + sizeMapEntry
 	sizeTrace    = 256 + 2*sizeMapEntry // a traceList and its two maps when empty
 	sizeOOM      = 96
 )
@@ -399,7 +399,7 @@ func (s *store) appendItems(c value, items []value) {
 		}
 	case cTrace:
 		tl := s.traces[ct.ref]
-		stacks, ooms, pts := len(tl.allocBy), cap(tl.ooms), cap(tl.pts)
+		stacks, ooms, pts := cap(tl.stats), cap(tl.ooms), cap(tl.pts)
 		defer func() {
 			// Go maps do not shrink: charge the high-water mark of live
 			// allocations, not the current count.
@@ -407,7 +407,7 @@ func (s *store) appendItems(c value, items []value) {
 				s.used += int64(n-tl.liveHigh) * sizeLive
 				tl.liveHigh = n
 			}
-			s.used += int64(len(tl.allocBy)-stacks)*sizeMapEntry + int64(cap(tl.ooms)-ooms)*sizeOOM +
+			s.used += int64(cap(tl.stats)-stacks)*sizeStackStat + int64(cap(tl.ooms)-ooms)*sizeOOM +
 				int64(cap(tl.pts)-pts)*24
 		}()
 		for _, it := range items {

@@ -19,8 +19,26 @@ type point struct {
 
 type liveAlloc struct {
 	size, timeUS, seq int64
+	step              int64 // index among its stack's allocations in the ring
 	stack, meta       uint32
 }
+
+// stackStat is what the replay keeps per stack (one record per distinct
+// stack of a device, whatever the ring's length): the bytes allocated, and
+// what the leak patterns need (patterns.go): how many allocations the
+// stack made (its steps), how their sizes moved from one to the next, and
+// sums for the least-squares fit of size over step.
+type stackStat struct {
+	bytes, n          int64 // bytes allocated and allocations over the ring
+	last              int64 // size of the latest allocation
+	inc, dec          int64 // allocations larger / smaller than the previous one
+	firstUS, lastUS   int64 // times of the first and latest allocations
+	firstSeq, lastSeq int64 // their positions in the ring
+	sumS, sumKS       float64
+}
+
+// sizeStackStat is a stackStat with its index entry (memory accounting).
+const sizeStackStat = 96 + sizeMapEntry
 
 type oomEvent struct {
 	e      entry
@@ -36,7 +54,8 @@ type traceList struct {
 	skipped    int64 // items of the list that are not trace entries
 	first, end int64 // first and last time_us seen (0: none)
 	live       map[int64]liveAlloc
-	allocBy    map[uint32]int64 // bytes allocated per stack over the ring
+	statIdx    map[uint32]int32 // stack → index in stats
+	stats      []stackStat
 	a, r       int64
 	pts        []point
 	merged     int // pairwise merges done on pts
@@ -47,7 +66,18 @@ type traceList struct {
 }
 
 func newTraceList() *traceList {
-	return &traceList{live: make(map[int64]liveAlloc), allocBy: make(map[uint32]int64)}
+	return &traceList{live: make(map[int64]liveAlloc), statIdx: make(map[uint32]int32)}
+}
+
+// stat is the replay state of stack, created on its first allocation.
+func (tl *traceList) stat(stack uint32) *stackStat {
+	i, ok := tl.statIdx[stack]
+	if !ok {
+		i = int32(len(tl.stats))
+		tl.statIdx[stack] = i
+		tl.stats = append(tl.stats, stackStat{})
+	}
+	return &tl.stats[i]
 }
 
 func (tl *traceList) add(e *entry) {
@@ -64,8 +94,21 @@ func (tl *traceList) add(e *entry) {
 	changed := true
 	switch e.action {
 	case actAlloc:
-		tl.live[e.addr] = liveAlloc{size: e.size, timeUS: e.timeUS, seq: seq, stack: e.stack, meta: e.meta}
-		tl.allocBy[e.stack] += e.size
+		st := tl.stat(e.stack)
+		k := st.n
+		tl.live[e.addr] = liveAlloc{size: e.size, timeUS: e.timeUS, seq: seq, step: k, stack: e.stack, meta: e.meta}
+		st.bytes += e.size
+		if k == 0 {
+			st.firstUS, st.firstSeq = e.timeUS, seq
+		} else if e.size > st.last {
+			st.inc++
+		} else if e.size < st.last {
+			st.dec++
+		}
+		st.n++
+		st.last, st.lastUS, st.lastSeq = e.size, e.timeUS, seq
+		st.sumS += float64(e.size)
+		st.sumKS += float64(k) * float64(e.size)
 		tl.a += e.size
 	case actFreeRequested:
 		// The program let go of the tensor; the block may wait for its

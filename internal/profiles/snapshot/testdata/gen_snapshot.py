@@ -17,7 +17,9 @@ import gzip
 import json
 import os
 import pickle
+import math
 import random
+from fractions import Fraction
 
 MIB = 1 << 20
 T0 = 1_760_000_000_000_000  # epoch µs
@@ -39,6 +41,16 @@ SERVE = F("/app/serve.py", 40, "handle_request")
 LOAD = F("/app/model.py", 30, "load_weights")
 KV = F("/app/kv.py", 12, "allocate_cache")
 MAIN = F("/app/serve.py", 200, "main")
+# The pattern scenario (build_patterns): a block whose forward stores each
+# step's hidden state on the module, a history that forward concatenates
+# onto (torch.cat in a helper it calls), caches a forward allocates for
+# every layer on its first call, and healthy per-step activations.
+KEEP_FWD = F("/app/blocks.py", 57, "forward")  # self._buffers["h%d" % step] = h
+LAZY_FWD = F("/app/blocks.py", 30, "forward")  # if self.cache is None: self.cache = torch.zeros(...)
+ACT_FWD = F("/app/blocks.py", 61, "forward")   # y = self.proj(x): freed when the step ends
+SEQ_FWD = F("/app/blocks.py", 66, "forward")   # scores over the request's tokens: grows, then a new request
+HIST_APPEND = F("/app/history.py", 19, "append")  # self.h = torch.cat([self.h, x])
+HIST_FWD = F("/app/history.py", 44, "forward")
 
 STACKS = {
     "forward": [CXX, LINEAR, CALL, FORWARD, CALL, SERVE, THREAD, FROZEN],
@@ -47,6 +59,11 @@ STACKS = {
     "weights": [CXX, EMPTY, LOAD, MAIN, FROZEN],
     "kv": [CXX, EMPTY, KV, MAIN, FROZEN],
     "library_only": [CXX, EMPTY, CALL, THREAD],
+    "keep": [CXX, EMPTY, KEEP_FWD, CALL, FORWARD, CALL, SERVE, THREAD, FROZEN],
+    "lazy": [CXX, EMPTY, LAZY_FWD, CALL, FORWARD, CALL, SERVE, THREAD, FROZEN],
+    "act": [CXX, LINEAR, CALL, ACT_FWD, CALL, FORWARD, CALL, SERVE, THREAD, FROZEN],
+    "seq": [CXX, EMPTY, SEQ_FWD, CALL, FORWARD, CALL, SERVE, THREAD, FROZEN],
+    "hist": [CXX, HIST_APPEND, HIST_FWD, CALL, FORWARD, CALL, SERVE, THREAD, FROZEN],
 }
 
 
@@ -66,6 +83,86 @@ def site_of(frames):
         return "<unknown>"
     pick = next((f for f in frames if not is_library(f["filename"])), frames[0])
     return "%s:%d %s" % (os.path.basename(pick["filename"]), pick["line"], pick["name"])
+
+
+def forward_frame(frames):
+    """The innermost frame named forward that is not library code."""
+    for f in frames:
+        if (f["name"] == "forward" or f["name"].endswith(".forward")) and not is_library(f["filename"]):
+            return "%s:%d %s" % (os.path.basename(f["filename"]), f["line"], f["name"])
+    return ""
+
+
+def stack_key(frames):
+    return tuple((f["filename"], f["line"], f["name"]) for f in frames)
+
+
+def leak_analysis(ring, dev):
+    """Leak suspects and patterns of one device's ring, from the
+    definitions (the package comment of internal/profiles/snapshot):
+    a step is one allocation of a stack; kept_across_steps: >= 3 of the
+    stack's allocations alive at the end, at least half of them, spread
+    over >= 1/4 of the ring, inside a forward; growing_reallocation: >= 3
+    allocations, none smaller than the one before and at least half larger,
+    at most 2 alive of which the latest, spread over >= 1/4 of the ring,
+    inside a forward. A site with a pattern counts all its live
+    allocations of the ring; other sites those of the first half."""
+    times = [e["time_us"] for e in ring if e.get("time_us")]
+    first, end = min(times), max(times)
+    mid = first + (end - first) // 2
+    span = end - first
+    live = {}
+    allocs = {}  # stack -> [alloc records]
+    for seq, e in enumerate(ring):
+        if e["action"] == "alloc":
+            k = stack_key(e["frames"])
+            rec = {"e": e, "seq": seq, "step": len(allocs.setdefault(k, [])), "stack": k}
+            allocs[k].append(rec)
+            live[e["addr"]] = rec
+        elif e["action"] in ("free_requested", "free_completed"):
+            live.pop(e["addr"], None)
+    alive = {}
+    for rec in live.values():
+        alive.setdefault(rec["stack"], []).append(rec)
+    found = {}  # site -> pattern
+    for k, sv in alive.items():
+        al = allocs[k]
+        frames = al[0]["e"]["frames"]
+        fwd = forward_frame(frames)
+        if not fwd:
+            continue
+        n = len(al)
+        pos = [r["e"]["time_us"] for r in sv]
+        sizes = [r["e"]["size"] for r in al]
+        if len(sv) >= 3 and 2 * len(sv) >= n and 4 * (max(pos) - min(pos)) >= span:
+            steps = max(r["step"] for r in sv) - min(r["step"] for r in sv) + 1
+            p = {"pattern": "kept_across_steps", "frame": fwd, "steps": steps,
+                 "growth_per_step": sum(r["e"]["size"] for r in sv) // steps}
+        else:
+            inc = sum(1 for a, b in zip(sizes, sizes[1:]) if b > a)
+            dec = sum(1 for a, b in zip(sizes, sizes[1:]) if b < a)
+            if not (n >= 3 and dec == 0 and 2 * inc >= n - 1 and len(sv) <= 2
+                    and any(r["step"] == n - 1 for r in sv)
+                    and 4 * (al[-1]["e"]["time_us"] - al[0]["e"]["time_us"]) >= span):
+                continue
+            # Least-squares slope of size over step 0..n-1, exactly.
+            kbar = Fraction(n - 1, 2)
+            slope = sum((i - kbar) * s for i, s in enumerate(sizes)) / sum((i - kbar) ** 2 for i in range(n))
+            p = {"pattern": "growing_reallocation", "frame": fwd, "steps": n,
+                 "growth_per_step": math.floor(slope + Fraction(1, 2))}
+        p["bytes"] = sum(r["e"]["size"] for r in sv)
+        site = site_of(frames)
+        if site not in found or p["bytes"] > found[site]["bytes"]:
+            found[site] = p
+    leaks = {}
+    for rec in live.values():
+        e = rec["e"]
+        site = site_of(e["frames"])
+        if e["time_us"] <= mid or site in found:
+            key = "%d|%s" % (dev, site)
+            leaks[key] = leaks.get(key, 0) + e["size"]
+    patterns = {"%d|%s" % (dev, site): {k: v for k, v in p.items() if k != "bytes"} for site, p in found.items()}
+    return leaks, patterns
 
 
 class Device:
@@ -209,6 +306,51 @@ def build(steps, leak_every, seed=1, share_stacks=True):
     return snap, d0, d1, oom_tid
 
 
+def build_patterns(steps=48, seed=11):
+    """One device serving `steps` forward steps with each leak pattern, a
+    per-layer cache allocated in the first step (a suspect, not a pattern:
+    one step), and healthy activations (neither). Returns the snapshot and
+    what the simulation did, which the analysis must find."""
+    rng = random.Random(seed)
+    d = Device(0, 0x7D0000000000, rng, True)
+    for _ in range(4):
+        d.alloc(24 * MIB, "weights", record=False)  # before the ring
+    d.alloc(40 * MIB, "kv", record=False)
+    keep_size, kept = 2 * MIB, []
+    hist, hist_sizes, tokens = None, [], 64
+    seq_len = 0
+    for step in range(steps):
+        tid = trace_id(rng)
+        meta = "request_id=req-%d trace_id=%s" % (step, tid)
+        if step == 0:
+            for _ in range(8):  # one cache per layer, at the same line
+                d.alloc(1 * MIB, "lazy", meta)
+        acts = [d.alloc(4 * MIB, "act", meta)]
+        seq_len = seq_len + 1 if step % 5 else 1  # a new request every 5 steps
+        acts.append(d.alloc(seq_len * 256 * 1024, "seq", meta))
+        h = d.alloc(keep_size, "keep", meta)
+        if step < 2:
+            acts.append(h)  # the module did not keep them yet
+        else:
+            kept.append(h)
+        # torch.cat([self.h, x]): a larger tensor, then the old one freed.
+        tokens += rng.randint(1, 16)
+        new = d.alloc(tokens * 16 * 1024, "hist", meta)
+        hist_sizes.append(d.live[new]["size"])
+        if hist is not None:
+            d.free(hist)
+        hist = new
+        for a in acts:
+            d.free(a)
+    d.entry("snapshot", 0, 0, "forward", "", [])
+    snap = {"segments": d.segments(), "device_traces": [d.trace],
+            "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "expandable_segments": False},
+            "external_annotations": []}
+    truth = {"kept_steps": len(kept), "kept_growth": keep_size, "hist_steps": len(hist_sizes),
+             "hist_first_last": (hist_sizes[0], hist_sizes[-1])}
+    return snap, d, truth
+
+
 def expected(snap, devices, oom_tid):
     out = {}
     frag = {}
@@ -226,23 +368,12 @@ def expected(snap, devices, oom_tid):
                 f["largest_free"] = max(f["largest_free"], b["size"])
     for f in frag.values():
         f["fragmentation"] = (f["reserved"] - f["allocated"] - f["largest_free"]) / f["reserved"]
-    # Leak suspects: allocations alive at the end of a ring, allocated in
-    # its first half (by time), grouped by site.
-    leaks = {}
+    # Leak suspects and patterns (see leak_analysis).
+    leaks, patterns = {}, {}
     for dev in devices:
-        ring = snap["device_traces"][dev.index]
-        times = [e["time_us"] for e in ring]
-        mid = min(times) + (max(times) - min(times)) // 2
-        live = {}
-        for e in ring:
-            if e["action"] == "alloc":
-                live[e["addr"]] = e
-            elif e["action"] in ("free_requested", "free_completed"):
-                live.pop(e["addr"], None)
-        for e in live.values():
-            if e["time_us"] <= mid:
-                k = "%d|%s" % (dev.index, site_of(e["frames"]))
-                leaks[k] = leaks.get(k, 0) + e["size"]
+        lk, pt = leak_analysis(snap["device_traces"][dev.index], dev.index)
+        leaks.update(lk)
+        patterns.update(pt)
     actions = {}
     for ring in snap["device_traces"]:
         for e in ring:
@@ -251,6 +382,7 @@ def expected(snap, devices, oom_tid):
         "outstanding_by_site": out,
         "allocator": frag,
         "leaks_by_site": leaks,
+        "patterns": patterns,
         "oom_trace_id": oom_tid,
         "segments": len(snap["segments"]),
         "blocks": sum(len(s["blocks"]) for s in snap["segments"]),
@@ -291,6 +423,26 @@ def main():
     # The same snapshot as JSON (tuples become lists), gzip-compressed.
     with gzip.GzipFile(os.path.join(d, "snapshot.json.gz"), "wb", mtime=0) as f:
         f.write(json.dumps(snap).encode())
+    # The leak patterns, a one-step suspect and healthy sites.
+    psnap, pd, truth = build_patterns()
+    pexp = expected(psnap, [pd], None)
+    pt = pexp["patterns"]
+    kept, grow = pt["0|blocks.py:57 forward"], pt["0|history.py:19 append"]
+    assert set(pt) == {"0|blocks.py:57 forward", "0|history.py:19 append"}, pt
+    assert (kept["pattern"], kept["frame"], kept["steps"], kept["growth_per_step"]) == (
+        "kept_across_steps", "blocks.py:57 forward", truth["kept_steps"], truth["kept_growth"]), kept
+    assert (grow["pattern"], grow["frame"], grow["steps"]) == ("growing_reallocation", "history.py:44 forward", truth["hist_steps"]), grow
+    first, last = truth["hist_first_last"]
+    # The fit, not (last - first) / (steps - 1): the growth varies per step.
+    assert grow["growth_per_step"] != (last - first) // (truth["hist_steps"] - 1), grow
+    assert "0|blocks.py:30 forward" in pexp["leaks_by_site"], pexp["leaks_by_site"]
+    pexp["healthy_sites"] = ["0|blocks.py:61 forward", "0|blocks.py:66 forward", "0|model.py:30 load_weights", "0|kv.py:12 allocate_cache"]
+    for k in pexp["healthy_sites"]:
+        assert k not in pexp["leaks_by_site"] and k not in pt, k
+    with open(os.path.join(d, "snapshot_patterns.pickle"), "wb") as f:
+        pickle.dump(psnap, f, protocol=4)
+    with open(os.path.join(d, "snapshot_patterns.expected.json"), "w") as f:
+        json.dump(pexp, f, indent=1, sort_keys=True)
     # Stacks not shared between entries (frames still are).
     snap2, _, _, _ = build(30, 10, seed=3, share_stacks=False)
     with open(os.path.join(d, "snapshot_unshared.pickle"), "wb") as f:
