@@ -54,8 +54,11 @@ type Config struct {
 	// HardwareErrors: XID events and uncorrected ECC errors.
 	HardwareErrors HardwareErrorsConfig `mapstructure:"hardware_errors"`
 	Joint          JointConfig          `mapstructure:"joint"`
-	Rules          []RuleConfig         `mapstructure:"rules"`
-	DrillDown      DrillDownConfig      `mapstructure:"drilldown"`
+	// AppQuality: default rules on the quality signals applications send
+	// (llm.app.*), graded with the response each calls for.
+	AppQuality AppQualityConfig `mapstructure:"app_quality"`
+	Rules      []RuleConfig     `mapstructure:"rules"`
+	DrillDown  DrillDownConfig  `mapstructure:"drilldown"`
 	// Derived says which derived metrics are added to the metrics passing
 	// through (hw.gpu.memory.growth_rate, hw.gpu.memory.time_to_exhaustion,
 	// llm.engine.prefix_cache.hit_ratio) and whether exemplars are attached.
@@ -120,6 +123,10 @@ type LatencyConfig struct {
 	InterTokenLatencyFloor  float64 `mapstructure:"inter_token_latency_floor"`
 	RequestDurationFloor    float64 `mapstructure:"request_duration_floor"`
 	QueueDurationFloor      float64 `mapstructure:"queue_duration_floor"`
+	// RequestDurationActionID is the response a spike of the request
+	// duration calls for (incident.action.id; "" for none): by default
+	// start_quantized_pipeline, with the 3σ and 2.5 s floor above.
+	RequestDurationActionID string `mapstructure:"request_duration_action_id"`
 }
 
 // ThroughputConfig tunes the throughput drop detector.
@@ -185,6 +192,37 @@ type JointWeights struct {
 	Memory  float64 `mapstructure:"memory"`
 }
 
+// AppQualityConfig holds the default rules on application quality
+// signals. Each becomes a rule like those of rules[] (its name is the
+// incident kind); a rules[] entry of the same name replaces it.
+type AppQualityConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Hallucination: llm.app.hallucination.rate above threshold.
+	Hallucination AppRuleConfig `mapstructure:"hallucination"`
+	// Consistency: llm.app.output.consistency below threshold.
+	Consistency AppRuleConfig `mapstructure:"consistency"`
+	// RAGRelevance: llm.app.rag.relevance below threshold.
+	RAGRelevance AppRuleConfig `mapstructure:"rag_relevance"`
+	// EmbeddingDrift: llm.app.embedding.norm threshold σ from its own
+	// baseline (either side).
+	EmbeddingDrift AppRuleConfig `mapstructure:"embedding_drift"`
+	// PromptInjection: llm.app.prompt_injection.score above threshold.
+	PromptInjection AppRuleConfig `mapstructure:"prompt_injection"`
+}
+
+// AppRuleConfig tunes one default application-quality rule.
+type AppRuleConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Threshold: a level (above or below it, by rule) or, for
+	// embedding_drift, standard deviations from the baseline.
+	Threshold float64       `mapstructure:"threshold"`
+	For       time.Duration `mapstructure:"for"`
+	Severity  string        `mapstructure:"severity"`
+	// ActionID: the response it calls for (incident.action.id), which
+	// alertwebhook's action hooks can be keyed by; "" for none.
+	ActionID string `mapstructure:"action_id"`
+}
+
 // RuleConfig is a user rule on any metric.
 type RuleConfig struct {
 	// Name becomes the incident kind.
@@ -206,6 +244,79 @@ type RuleConfig struct {
 	// Quadrant: latency, errors, throughput or saturation (default errors).
 	Quadrant string `mapstructure:"quadrant"`
 	Action   string `mapstructure:"action"`
+	// ActionID names the automatic response for machines
+	// (incident.action.id); alertwebhook's action hooks can be keyed by it.
+	ActionID string `mapstructure:"action_id"`
+	// Description says what the condition means, at the head of the
+	// incident's body.
+	Description string `mapstructure:"description"`
+}
+
+// appRule is one default application-quality rule: how its
+// AppRuleConfig becomes a RuleConfig.
+type appRule struct {
+	field   string // its key under app_quality
+	cfg     AppRuleConfig
+	kind    string
+	metric  string
+	cond    string // "above", "below" or "sigma"
+	meaning string
+	action  string
+}
+
+func (c *AppQualityConfig) rules() []appRule {
+	return []appRule{
+		{"hallucination", c.Hallucination, spec.IncidentKindHallucinationRate, spec.AppHallucinationRate, "above",
+			"the application's answers are hallucinated more often than allowed",
+			"Take the instance out of rotation (circuit breaker) and check what changed: the model version, the prompt template, the retrieved context."},
+		{"consistency", c.Consistency, spec.IncidentKindOutputInconsistent, spec.AppOutputConsistency, "below",
+			"the model answers the same question differently from one turn to the next",
+			"Check the sampling settings (temperature) and whether the model or its prompt template changed."},
+		{"rag_relevance", c.RAGRelevance, spec.IncidentKindRAGRelevanceLow, spec.AppRAGRelevance, "below",
+			"retrieval returns documents that do not answer the query",
+			"Check the retriever: the index, the embedding model and the documents added or removed."},
+		{"embedding_drift", c.EmbeddingDrift, spec.IncidentKindEmbeddingDrift, spec.AppEmbeddingNorm, "sigma",
+			"the embeddings' norm moved away from its own baseline: the embedding model or the input changed",
+			"Check whether the embedding model was updated without reindexing; reindex with the model in use."},
+		{"prompt_injection", c.PromptInjection, spec.IncidentKindPromptInjection, spec.AppPromptInjectionScore, "above",
+			"a request looks like a prompt-injection attempt",
+			"Block the session that sent it and review the request; check what the model did with it."},
+	}
+}
+
+// rule is the RuleConfig an enabled default rule stands for.
+func (a appRule) rule() RuleConfig {
+	t := a.cfg.Threshold
+	r := RuleConfig{Name: a.kind, Metric: a.metric, For: a.cfg.For, Severity: a.cfg.Severity,
+		Quadrant: spec.QuadrantErrors, Action: a.action, ActionID: a.cfg.ActionID, Description: a.meaning}
+	switch a.cond {
+	case "above":
+		r.Above = &t
+	case "below":
+		r.Below = &t
+	default:
+		r.Sigma = &t
+	}
+	return r
+}
+
+// effectiveRules are the rules the connector runs: the user's, then the
+// enabled default application-quality rules no user rule replaces.
+func (cfg *Config) effectiveRules() []RuleConfig {
+	out := append([]RuleConfig(nil), cfg.Rules...)
+	if !cfg.AppQuality.Enabled {
+		return out
+	}
+	named := map[string]bool{}
+	for _, r := range cfg.Rules {
+		named[r.Name] = true
+	}
+	for _, a := range cfg.AppQuality.rules() {
+		if a.cfg.Enabled && !named[a.kind] {
+			out = append(out, a.rule())
+		}
+	}
+	return out
 }
 
 // DrillDownConfig bounds what is kept to link incidents to spans.
@@ -339,6 +450,27 @@ func (cfg *Config) Validate() error {
 	nonNeg("joint.weights.memory", w.Memory)
 	if cfg.Joint.Enabled && w.Latency+w.Cache+w.Memory <= 0 {
 		errs = append(errs, errors.New("joint.weights must not all be zero"))
+	}
+
+	for _, a := range cfg.AppQuality.rules() {
+		if !cfg.AppQuality.Enabled || !a.cfg.Enabled {
+			continue
+		}
+		at := "app_quality." + a.field
+		switch {
+		case a.cond == "sigma" && a.cfg.Threshold <= 0:
+			errs = append(errs, fmt.Errorf("%s.threshold is in standard deviations and must be positive, got %g", at, a.cfg.Threshold))
+		case a.cond != "sigma" && (a.cfg.Threshold <= 0 || a.cfg.Threshold > 1):
+			errs = append(errs, fmt.Errorf("%s.threshold must be in (0, 1] (%s is a fraction), got %g", at, a.metric, a.cfg.Threshold))
+		}
+		if a.cfg.For < 0 {
+			errs = append(errs, fmt.Errorf("%s.for must not be negative, got %s", at, a.cfg.For))
+		}
+		switch a.cfg.Severity {
+		case spec.SeverityWarning, spec.SeverityCritical:
+		default:
+			errs = append(errs, fmt.Errorf("%s.severity must be %q or %q, got %q", at, spec.SeverityWarning, spec.SeverityCritical, a.cfg.Severity))
+		}
 	}
 
 	names := map[string]bool{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector/internal/metadata"
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 )
 
@@ -66,9 +67,63 @@ func TestBadConfigNamesEveryField(t *testing.T) {
 		`rules[2].name "twice" is used twice`,
 		"rules[2].sigma must be positive",
 		`rules[2].quadrant must be one of latency, errors, throughput, saturation, got "cost"`,
+		"app_quality.hallucination.threshold must be in (0, 1] (llm.app.hallucination.rate is a fraction), got 12",
+		`app_quality.hallucination.severity must be "warning" or "critical", got "page"`,
+		"app_quality.embedding_drift.threshold is in standard deviations and must be positive, got 0",
+		"app_quality.prompt_injection.for must not be negative, got -1s",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+// The default application-quality rules follow the graded response
+// matrix; tuning one keeps the others' defaults, and a user rule of the
+// same name replaces the default one.
+func TestAppQualityRules(t *testing.T) {
+	byName := func(rs []RuleConfig) map[string]RuleConfig {
+		m := map[string]RuleConfig{}
+		for _, r := range rs {
+			m[r.Name] = r
+		}
+		return m
+	}
+	def := byName(createDefaultConfig().(*Config).effectiveRules())
+	h := def[spec.IncidentKindHallucinationRate]
+	if h.Above == nil || *h.Above != 0.12 || h.For != 3*time.Minute || h.Severity != spec.SeverityCritical ||
+		h.ActionID != spec.ActionCircuitBreak || h.Metric != spec.AppHallucinationRate {
+		t.Errorf("hallucination: %+v", h)
+	}
+	if r := def[spec.IncidentKindRAGRelevanceLow]; r.Below == nil || *r.Below != 0.65 || r.For != 10*time.Minute {
+		t.Errorf("rag relevance: %+v", r)
+	}
+	if r := def[spec.IncidentKindEmbeddingDrift]; r.Sigma == nil || *r.Sigma != 3 || r.For != 5*time.Minute {
+		t.Errorf("embedding drift: %+v", r)
+	}
+	if r := def[spec.IncidentKindPromptInjection]; r.Above == nil || *r.Above != 0.92 || r.For != 0 || r.ActionID != spec.ActionBlockSession {
+		t.Errorf("prompt injection: %+v", r)
+	}
+
+	cfg := createDefaultConfig().(*Config)
+	if err := testutil.LoadConfig(t, metadata.Type, "app_quality", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := byName(cfg.effectiveRules())
+	if h := got[spec.IncidentKindHallucinationRate]; *h.Above != 0.2 || h.For != time.Minute || h.ActionID != "page_oncall" ||
+		h.Severity != spec.SeverityCritical {
+		t.Errorf("tuned hallucination: %+v", h)
+	}
+	if _, ok := got[spec.IncidentKindOutputInconsistent]; ok {
+		t.Error("a disabled default rule still runs")
+	}
+	if r := got[spec.IncidentKindRAGRelevanceLow]; r.Below == nil || *r.Below != 0.5 || r.Description != "" {
+		t.Errorf("the user's rag_relevance_low should replace the default: %+v", r)
+	}
+	if len(cfg.effectiveRules()) != 4 {
+		t.Errorf("%d rules, want the user's one and 3 defaults", len(cfg.effectiveRules()))
 	}
 }

@@ -33,11 +33,14 @@ type diagnoser struct {
 	// subject's first sighting all read it, so tests can drive time.
 	now func() time.Time
 
-	mu            sync.Mutex
-	subjects      *subjectLRU
-	drill         *drilldown
-	detectors     []detector
-	rulesByMetric map[string][]int // metric name -> indexes in cfg.Rules
+	mu        sync.Mutex
+	subjects  *subjectLRU
+	drill     *drilldown
+	detectors []detector
+	// rules: the user's rules and the default application-quality ones
+	// (Config.effectiveRules); rulesByMetric indexes them by metric name.
+	rules         []RuleConfig
+	rulesByMetric map[string][]int
 	incidents     map[string]*incident
 	scratch       evalScratch
 	exemplars     map[*subject]exemplarRef
@@ -91,7 +94,8 @@ func newDiagnoser(cfg *Config, set connector.Settings) (*diagnoser, error) {
 	d := &diagnoser{cfg: cfg, logger: set.Logger, telemetry: tb, now: time.Now,
 		incidents: map[string]*incident{}, exemplars: map[*subject]exemplarRef{}, rulesByMetric: map[string][]int{}, pending: plog.NewLogs()}
 	d.incMetrics.start = d.nowNanos()
-	for i, r := range cfg.Rules {
+	d.rules = cfg.effectiveRules()
+	for i, r := range d.rules {
 		d.rulesByMetric[r.Metric] = append(d.rulesByMetric[r.Metric], i)
 	}
 	d.subjects = newSubjectLRU(cfg.MaxSubjects, d.nowNanos)

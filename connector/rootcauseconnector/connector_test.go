@@ -292,6 +292,11 @@ func TestLatencySpikeAboveBaselineAndFloor(t *testing.T) {
 	if f[0].quadrant != spec.QuadrantLatency || !strings.Contains(f[0].body, "request duration") {
 		t.Fatalf("%+v", f[0])
 	}
+	// The graded response to a request-duration spike (p99 above 3σ and
+	// 2.5 s) is the quantized-model pipeline.
+	if id, _ := f[0].attrs[spec.IncidentActionID].(string); id != spec.ActionStartQuantizedPipeline {
+		t.Errorf("incident.action.id %q, want %s", id, spec.ActionStartQuantizedPipeline)
+	}
 }
 
 func TestColdStartDoesNotFire(t *testing.T) {

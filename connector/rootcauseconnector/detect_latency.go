@@ -33,6 +33,13 @@ func (det latencyDetector) detect(d *diagnoser, ev *evaluation) {
 			continue
 		}
 		f.action = d.latencyAction(s)
+		// The request's own duration is what users wait for: its spike
+		// calls for the configured response (by default, bring up the
+		// quantized model to take load).
+		if id := det.cfg.RequestDurationActionID; id != "" && f.evidence[0].signal == spec.GenAIServerRequestDuration {
+			f.actionID = id
+			f.action = "Response " + id + ": shift load to a faster variant (the quantized model) while it lasts. " + f.action
+		}
 		d.explainLatency(s, &f, ev)
 		ev.add(f)
 	}

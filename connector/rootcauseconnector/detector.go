@@ -38,7 +38,7 @@ func newDetectors(cfg *Config) []detector {
 	add(cfg.Throughput.Enabled, throughputDetector{cfg: cfg.Throughput})
 	add(cfg.Queue.Enabled, queueDetector{cfg: cfg.Queue})
 	add(cfg.Joint.Enabled, jointDetector{cfg: cfg.Joint})
-	add(len(cfg.Rules) > 0, ruleDetector{})
+	add(len(cfg.effectiveRules()) > 0, ruleDetector{})
 	return ds
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector/internal/metadata"
 	"github.com/llmops-otel/otelcol-llmops/internal/sharedcomponent"
+	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
 // NewFactory returns the factory of the rootcause connector.
@@ -38,7 +39,19 @@ func createDefaultConfig() component.Config {
 		KVCache:  KVCacheConfig{Enabled: true, Threshold: 0.85, For: time.Minute},
 		CacheHit: CacheHitConfig{Enabled: true, Window: time.Minute, Baseline: 15 * time.Minute, MinRatio: 0.65, Sigma: 3, MinQueries: 100},
 		Latency: LatencyConfig{Enabled: true, Quantile: 0.99, Window: time.Minute, Baseline: 30 * time.Minute, Sigma: 3,
-			TimeToFirstTokenFloor: 1, TimePerOutputTokenFloor: 0.2, InterTokenLatencyFloor: 0.5, RequestDurationFloor: 2.5, QueueDurationFloor: 1},
+			TimeToFirstTokenFloor: 1, TimePerOutputTokenFloor: 0.2, InterTokenLatencyFloor: 0.5, RequestDurationFloor: 2.5, QueueDurationFloor: 1,
+			RequestDurationActionID: spec.ActionStartQuantizedPipeline},
+		// The graded responses: a hallucination rate over 12% for 3 min is
+		// critical and breaks the instance's circuit; RAG relevance under
+		// 0.65 for 10 min and embedding drift over 3σ for 5 min warn; an
+		// injection score over 0.92 is critical at once.
+		AppQuality: AppQualityConfig{Enabled: true,
+			Hallucination: AppRuleConfig{Enabled: true, Threshold: 0.12, For: 3 * time.Minute, Severity: spec.SeverityCritical, ActionID: spec.ActionCircuitBreak},
+			Consistency:   AppRuleConfig{Enabled: true, Threshold: 0.8, For: 5 * time.Minute, Severity: spec.SeverityWarning},
+			RAGRelevance:  AppRuleConfig{Enabled: true, Threshold: 0.65, For: 10 * time.Minute, Severity: spec.SeverityWarning},
+			EmbeddingDrift: AppRuleConfig{Enabled: true, Threshold: 3, For: 5 * time.Minute, Severity: spec.SeverityWarning,
+				ActionID: spec.ActionReindex},
+			PromptInjection: AppRuleConfig{Enabled: true, Threshold: 0.92, Severity: spec.SeverityCritical, ActionID: spec.ActionBlockSession}},
 		Throughput:     ThroughputConfig{Enabled: true, Window: time.Minute, Baseline: 15 * time.Minute, Drop: 0.3},
 		Queue:          QueueConfig{Enabled: true, MinWaiting: 10, For: 30 * time.Second},
 		Throttle:       ThrottleConfig{Enabled: true, For: 10 * time.Second},

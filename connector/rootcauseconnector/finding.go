@@ -24,8 +24,10 @@ type finding struct {
 	score                    float64
 	body                     string
 	action                   string
-	evidence                 []evidence
-	start                    int64 // Unix ns the condition began
+	// actionID names the automatic response (incident.action.id).
+	actionID string
+	evidence []evidence
+	start    int64 // Unix ns the condition began
 	// drill says how to drill down: by memory (leaks) or by time (latency).
 	drill drillKind
 	// suffix tells apart incidents of one kind on one subject (XID codes).

@@ -365,6 +365,9 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	a.PutDouble(spec.IncidentScore, math.Round(f.score*1000)/1000)
 	a.PutStr(spec.IncidentStartTime, time.Unix(0, inc.start).UTC().Format(time.RFC3339Nano))
 	a.PutStr(spec.IncidentAction, f.action)
+	if f.actionID != "" {
+		a.PutStr(spec.IncidentActionID, f.actionID)
+	}
 	a.PutStr(attrIncidentSubject, subjectText(&inc.subj))
 	a.PutInt(spec.IncidentUpdate, int64(inc.updates))
 	if inc.change != "" && state == spec.StateFiring {
@@ -435,6 +438,7 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 		{spec.AttrProcessExecutableName, s.exe}, {spec.AttrContainerID, s.containerID},
 		{spec.AttrK8sPodUID, s.podUID}, {spec.AttrK8sPodName, s.podName}, {spec.AttrK8sNamespaceName, s.namespace},
 		{spec.AttrEngineName, s.engineName}, {spec.AttrEngineTarget, s.target}, {spec.AttrGenAIRequestModel, s.model},
+		{spec.AttrServiceName, s.service}, {spec.AttrServiceInstanceID, s.instance},
 	} {
 		if kv[1] != "" {
 			a.PutStr(kv[0], kv[1])

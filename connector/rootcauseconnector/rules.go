@@ -21,7 +21,7 @@ import (
 // per (rule, identifying attributes).
 func (d *diagnoser) ingestRule(rules []int, res pcommon.Map, m pmetric.Metric) {
 	for _, ri := range rules {
-		r := &d.cfg.Rules[ri]
+		r := &d.rules[ri]
 		d.eachNumber(m, func(t int64, v float64, a pcommon.Map) {
 			for k, want := range r.Attributes {
 				if got, ok := lookup(res, a, k); !ok || got.AsString() != want {
@@ -44,6 +44,12 @@ func (d *diagnoser) ingestRule(rules []int, res pcommon.Map, m pmetric.Metric) {
 				if v, ok := lookup(res, a, "llm.engine.name"); ok {
 					s.engineName = v.AsString()
 				}
+				// An application's signals name the instance an action
+				// (a circuit breaker) is for.
+				s.service = strValue(res, a, spec.AttrServiceName)
+				s.instance = strValue(res, a, spec.AttrServiceInstanceID)
+				s.podName = strValue(res, a, spec.AttrK8sPodName)
+				s.namespace = strValue(res, a, spec.AttrK8sNamespaceName)
 				d.subjects.rules[key] = s
 				d.subjects.added(s, t)
 			} else {
@@ -59,7 +65,7 @@ func (d *diagnoser) ingestRule(rules []int, res pcommon.Map, m pmetric.Metric) {
 // resource's service and engine names are enough to tell sources apart).
 func seriesLabels(res, a pcommon.Map) string {
 	parts := make([]string, 0, a.Len()+2)
-	for _, k := range []string{"service.name", "llm.engine.target"} {
+	for _, k := range []string{spec.AttrServiceName, spec.AttrServiceInstanceID, spec.AttrEngineTarget} {
 		if v, ok := res.Get(k); ok {
 			parts = append(parts, k+"="+v.AsString())
 		}
@@ -72,7 +78,7 @@ func seriesLabels(res, a pcommon.Map) string {
 	return strings.Join(parts, ",")
 }
 
-// ruleDetector runs the user's rules: a rule fires when its condition has
+// ruleDetector runs the rules (the user's and the default application-quality ones): a rule fires when its condition has
 // held on a series for its `for` duration.
 type ruleDetector struct{}
 
@@ -86,7 +92,7 @@ func (ruleDetector) detect(d *diagnoser, ev *evaluation) {
 
 func (d *diagnoser) evaluateRule(s *subject) (finding, bool) {
 	rs := s.rule
-	r := &d.cfg.Rules[rs.rule]
+	r := &d.rules[rs.rule]
 	cond, thr, base, hasBase := false, 0.0, 0.0, false
 	switch {
 	case r.Above != nil:
@@ -131,6 +137,16 @@ func (d *diagnoser) evaluateRule(s *subject) (finding, bool) {
 		threshold: thr, hasThresh: true, note: rs.labels})
 	f.body = fmt.Sprintf("%s: %s = %g (threshold %g) for %s", r.Name, rs.metric, rs.last, thr,
 		time.Duration(rs.lastT-rs.condSince).Round(time.Second))
+	if r.Description != "" {
+		f.body = r.Description + " — " + f.body
+	}
+	if s.service != "" {
+		f.body += " on " + s.service
+		if s.instance != "" {
+			f.body += " instance " + s.instance
+		}
+	}
+	f.actionID = r.ActionID
 	f.action = r.Action
 	if f.action == "" {
 		f.action = "Rule " + r.Name + " from the rootcause configuration."

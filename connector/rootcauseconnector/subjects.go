@@ -44,6 +44,9 @@ type subject struct {
 	engineName   string
 	target       string
 	model        string
+	// service and instance: service.name and service.instance.id of an
+	// application whose signals a rule watches.
+	service, instance string
 
 	gpu    *gpuState
 	proc   *procState
@@ -297,7 +300,7 @@ func (h *histState) window(since int64, delta []uint64) ([]uint64, bool) {
 
 // ruleState is one series a rule watches.
 type ruleState struct {
-	rule      int // index in Config.Rules
+	rule      int // index in diagnoser.rules
 	metric    string
 	labels    string // the series' identifying attributes, for the subject text
 	vals      stats.Series

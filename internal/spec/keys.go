@@ -10,8 +10,9 @@ package spec
 // attrTables (registry_signals.go).
 const (
 	// Resources.
-	AttrServiceName = "service.name"
-	AttrHostName    = "host.name"
+	AttrServiceName       = "service.name"
+	AttrServiceInstanceID = "service.instance.id"
+	AttrHostName          = "host.name"
 
 	// Profile resources (one per profiled process).
 	AttrProfileRank      = "llm.profile.rank"

@@ -365,6 +365,7 @@ var attributes = []Attribute{
 
 	// Resources, spans and log records (where each is used: attrTables).
 	{Name: AttrServiceName, Type: TypeString, Origin: OriginSemconv, Description: "Logical name of the service: `" + ProfileServiceName + "` on profileimport's resources."},
+	{Name: AttrServiceInstanceID, Type: TypeString, Origin: OriginSemconv, Description: "The instance of a service (an application replica)."},
 	{Name: AttrHostName, Type: TypeString, Origin: OriginSemconv, Description: "Host the profile was recorded on, when the trace says."},
 	{Name: AttrThreadID, Type: TypeInt, Origin: OriginSemconv, Description: "Thread (tid) a CPU span ran on."},
 	{Name: AttrProfileRank, Type: TypeInt, Origin: OriginLLMOps, Description: "Distributed rank of the profiled process (Kineto distributedInfo)."},
@@ -432,6 +433,8 @@ var incidentFields = []IncidentField{
 	{Name: IncidentSupersededBy, Type: TypeString, Required: false, Description: "On a record resolved as superseded: the incident.id of the incident that names its cause."},
 	{Name: AttrHwID, Type: TypeString, Description: "Subject: the GPU, when the incident concerns one."},
 	{Name: AttrProcessPid, Type: TypeInt, Description: "Subject: the process, when known."},
+	{Name: AttrServiceName, Type: TypeString, Description: "Subject: the application, for incidents of application-quality rules."},
+	{Name: AttrServiceInstanceID, Type: TypeString, Description: "Subject: the application instance an action (a circuit breaker) is for."},
 	{Name: AttrK8sPodName, Type: TypeString, Description: "Subject: the pod, when known."},
 	{Name: AttrK8sNamespaceName, Type: TypeString, Description: "Subject: the pod's namespace, when known."},
 	{Name: AttrGenAIRequestModel, Type: TypeString, Description: "Subject: the model, when the incident concerns an engine."},
