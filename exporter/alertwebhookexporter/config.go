@@ -81,7 +81,9 @@ type Config struct {
 	// renotify_interval.
 	FiringTTL time.Duration `mapstructure:"firing_ttl"`
 
-	// Actions: extra webhooks per incident kind ("*": every kind), for the
+	// Actions: extra webhooks keyed by incident kind, by the response an
+	// incident calls for (its incident.action.id: circuit_break,
+	// start_quantized_pipeline, ...) or "*" for every incident, for the
 	// automatic responses (drain an instance, switch to a degraded pool).
 	Actions map[string]ActionConfig `mapstructure:"actions"`
 }

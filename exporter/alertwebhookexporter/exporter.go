@@ -170,7 +170,7 @@ func (e *alertExporter) push(ctx context.Context, ld plog.Logs) error {
 		a := e.cfg.Actions[kind]
 		var matched []incident
 		for _, in := range send {
-			if (kind == "*" || kind == in.Kind) && actionWants(a, in) {
+			if actionKeyMatches(kind, in) && actionWants(a, in) {
 				matched = append(matched, in)
 			}
 		}
@@ -181,6 +181,14 @@ func (e *alertExporter) push(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	return nil
+}
+
+// actionKeyMatches says whether an actions entry is for the incident: its
+// key is "*", the incident's kind, or the response it calls for
+// (incident.action.id, e.g. circuit_break), so a hook can carry out one
+// response whichever rule asked for it.
+func actionKeyMatches(key string, in incident) bool {
+	return key == "*" || key == in.Kind || (in.ActionID != "" && key == in.ActionID)
 }
 
 func actionWants(a ActionConfig, in incident) bool {

@@ -371,3 +371,49 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// An action hook keyed by a response (incident.action.id) receives every
+// incident that calls for it, whatever its kind, with the action id and
+// the instance in the payload; Alertmanager gets them as labels.
+func TestActionsKeyedByActionID(t *testing.T) {
+	main, breaker := &recorder{}, &recorder{}
+	ms, bs := httptest.NewServer(main), httptest.NewServer(breaker)
+	defer ms.Close()
+	defer bs.Close()
+	e := newTestExporter(t, ms.URL, func(c *Config) {
+		a := ActionConfig{}
+		a.ClientConfig.Endpoint = bs.URL + "/break"
+		c.Actions = map[string]ActionConfig{spec.ActionCircuitBreak: a}
+	})
+	ld := logsOf(inc{"id-1", spec.IncidentKindHallucinationRate, "critical", "firing", ""},
+		inc{"id-2", "my_own_rule", "critical", "firing", ""}, inc{"id-3", spec.IncidentKindPromptInjection, "critical", "firing", ""})
+	lrs := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i, id := range []string{spec.ActionCircuitBreak, spec.ActionCircuitBreak, spec.ActionBlockSession} {
+		a := lrs.At(i + 1).Attributes() // record 0 is not an incident
+		a.PutStr(spec.IncidentActionID, id)
+		a.PutStr(spec.AttrServiceInstanceID, "support-bot-7f9c")
+	}
+	if err := e.push(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	reqs := breaker.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the circuit breaker got %d requests, want the two incidents that call for it", len(reqs))
+	}
+	for _, r := range reqs {
+		var doc map[string]any
+		if err := json.Unmarshal(r.body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc["action_id"] != spec.ActionCircuitBreak || doc["attributes"].(map[string]any)[spec.AttrServiceInstanceID] != "support-bot-7f9c" {
+			t.Errorf("payload lacks the action id or the instance: %s", r.body)
+		}
+	}
+	var alerts []amAlert
+	if err := json.Unmarshal(main.requests()[0].body, &alerts); err != nil {
+		t.Fatal(err)
+	}
+	if alerts[0].Labels["action_id"] != spec.ActionCircuitBreak || alerts[0].Labels["instance"] != "support-bot-7f9c" {
+		t.Errorf("Alertmanager labels %v", alerts[0].Labels)
+	}
+}

@@ -34,6 +34,9 @@ func (e *alertExporter) alertOf(in *incident) amAlert {
 	for label, attr := range map[string]string{
 		"hw_id": spec.AttrHwID, "pod": spec.AttrK8sPodName, "namespace": spec.AttrK8sNamespaceName,
 		"model": spec.AttrGenAIRequestModel, "engine": spec.AttrEngineName,
+		// An application-quality incident names the service instance, and
+		// its response: Alertmanager routes can match action_id.
+		"service": spec.AttrServiceName, "instance": spec.AttrServiceInstanceID, "action_id": spec.IncidentActionID,
 	} {
 		if v := in.attr(attr); v != "" {
 			labels[label] = v
@@ -75,6 +78,7 @@ type document struct {
 	Time       string         `json:"time"`
 	Summary    string         `json:"summary"`
 	Action     string         `json:"action,omitempty"`
+	ActionID   string         `json:"action_id,omitempty"`
 	Subject    string         `json:"subject,omitempty"`
 	Layer      string         `json:"layer,omitempty"`
 	Node       string         `json:"node,omitempty"`
@@ -90,7 +94,7 @@ type document struct {
 func (e *alertExporter) documentOf(in *incident) document {
 	return document{ID: in.ID, Kind: in.Kind, Quadrant: in.Quadrant, Severity: e.severityOf(in), State: in.State,
 		Score: in.Score, StartTime: in.Start.UTC().Format(time.RFC3339Nano), Time: in.Time.UTC().Format(time.RFC3339Nano),
-		Summary: in.Body, Action: in.Action, Subject: in.Subject, Layer: in.Layer, Node: e.node,
+		Summary: in.Body, Action: in.Action, ActionID: in.ActionID, Subject: in.Subject, Layer: in.Layer, Node: e.node,
 		TraceID: in.TraceID, SpanID: in.SpanID, TraceURL: fillIDs(e.cfg.TraceURLTemplate, in),
 		Evidence: in.Attrs[spec.IncidentEvidence], LayerStack: in.Attrs[spec.IncidentLayerStack],
 		Attributes: in.Attrs, Resource: in.Resource}

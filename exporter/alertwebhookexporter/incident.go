@@ -23,6 +23,8 @@ const kindLeakSuspect = spec.IncidentKindLeakSuspect
 type incident struct {
 	ID, Kind, Quadrant, Severity, State string
 	Body, Action, Layer, Subject        string
+	// ActionID: incident.action.id, the automatic response it calls for.
+	ActionID string
 	Score                               float64
 	Start, Time                         time.Time
 	TraceID, SpanID                     string // hex, "" when absent
@@ -71,7 +73,7 @@ func fromRecord(lr plog.LogRecord, res map[string]any) incident {
 		ID: str(a, spec.IncidentID), Kind: str(a, spec.IncidentKind), Quadrant: str(a, spec.IncidentQuadrant),
 		Severity: str(a, spec.IncidentSeverity), State: str(a, spec.IncidentState),
 		Body: lr.Body().AsString(), Action: str(a, spec.IncidentAction), Layer: str(a, spec.IncidentLayer),
-		Subject: str(a, spec.IncidentSubject), Attrs: a.AsRaw(), Resource: res,
+		Subject: str(a, spec.IncidentSubject), ActionID: str(a, spec.IncidentActionID), Attrs: a.AsRaw(), Resource: res,
 	}
 	if v, ok := a.Get(spec.IncidentScore); ok {
 		in.Score = v.Double()
