@@ -34,15 +34,15 @@ const (
 	slowOther = 2 * gib // the GPU's memory besides the process
 )
 
-func (tr slowTrace) at(min int, rng *rand.Rand) float64 {
-	days := float64(min) / 1440
+func (tr slowTrace) at(minute int, rng *rand.Rand) float64 {
+	days := float64(minute) / 1440
 	x := 2*math.Pi*days + tr.phase
 	v := tr.baseGiB*gib + tr.cycleGiB*gib*(math.Sin(x)+tr.harmonic*math.Sin(2*x+1))/(1+tr.harmonic)
 	if days > tr.leakFromDay {
 		v += tr.leakGiBDay * gib * (days - tr.leakFromDay)
 	}
-	if tr.fastFrom > 0 && float64(min) > tr.fastFrom {
-		v += 120 * mib * (float64(min) - tr.fastFrom)
+	if tr.fastFrom > 0 && float64(minute) > tr.fastFrom {
+		v += 120 * mib * (float64(minute) - tr.fastFrom)
 	}
 	return v + rng.NormFloat64()*tr.noiseMiB*mib
 }
@@ -52,7 +52,6 @@ type slowRun struct {
 	recs    []record
 	firedAt int     // minute of the first firing gpu_memory_leak of the process (-1: none)
 	gpuLast float64 // the GPU's usage at firedAt
-	perMin  []float64
 }
 
 // runSlow feeds minutes of tr (one sample a minute, with explicit
@@ -90,17 +89,17 @@ func runSlow(t *testing.T, tr slowTrace, minutes int, mutate func(*Config)) slow
 	return out
 }
 
-func slowEvidence(t *testing.T, r record, signal string) (float64, map[string]any) {
+func slowEvidence(t *testing.T, r record, signal string) float64 {
 	t.Helper()
 	ev, _ := r.attrs[spec.IncidentEvidence].([]any)
 	for _, e := range ev {
 		m := e.(map[string]any)
 		if m["signal"] == signal {
-			return m["value"].(float64), m
+			return m["value"].(float64)
 		}
 	}
 	t.Fatalf("no %s evidence in %v", signal, r.attrs[spec.IncidentEvidence])
-	return 0, nil
+	return 0
 }
 
 // checkSlowFiring asserts the first firing record of the process: the
@@ -127,11 +126,11 @@ func checkSlowFiring(t *testing.T, tr slowTrace, run slowRun, withinMin int) {
 		t.Fatalf("no %s on %v", spec.IncidentHorizon, r.attrs)
 	}
 	trueRate := tr.leakGiBDay * gib / 86400 // bytes/s
-	perHour, _ := slowEvidence(t, r, spec.EvidenceMemoryFloorGrowthRate)
+	perHour := slowEvidence(t, r, spec.EvidenceMemoryFloorGrowthRate)
 	if want := trueRate * 3600 / mib; math.Abs(perHour-want) > 0.2*want {
 		t.Errorf("rate %.1f MiB/h, true %.1f", perHour, want)
 	}
-	tte, _ := slowEvidence(t, r, spec.HwGpuMemoryTimeToExhaustion)
+	tte := slowEvidence(t, r, spec.HwGpuMemoryTimeToExhaustion)
 	if truth := (slowLimit - run.gpuLast) / trueRate; math.Abs(tte-truth) > 0.2*truth {
 		t.Errorf("forecast %.1fh, true %.1fh", tte/3600, truth/3600)
 	}
