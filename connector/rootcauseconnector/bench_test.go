@@ -144,3 +144,60 @@ func benchNode(b *testing.B, leakAll bool) {
 	b.ReportMetric(float64(state)/(1<<20), "state-MiB")
 	b.ReportMetric(float64(d.subjects.count), "subjects")
 }
+
+// BenchmarkMemorySample is the ingest cost of one process.gpu.memory.usage
+// sample (512 processes a batch) with the long-horizon tiers on and off,
+// and the state each subject holds (heap after the first batch / subjects).
+//
+//	go test -run '^$' -bench MemorySample -benchmem ./connector/rootcauseconnector/
+func BenchmarkMemorySample(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "long_horizon=off"
+		if on {
+			name = "long_horizon=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			d := newTestDiagnoser(&testing.T{}, func(c *Config) { c.Leak.LongHorizon.Enabled = on })
+			md := pmetric.NewMetrics()
+			sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
+			dps := func() pmetric.NumberDataPointSlice {
+				m := sm.Metrics().AppendEmpty()
+				m.SetName(spec.ProcessGpuMemoryUsage)
+				return m.SetEmptyGauge().DataPoints()
+			}()
+			for g := 0; g < 8; g++ {
+				for p := 0; p < 64; p++ {
+					dp := dps.AppendEmpty()
+					dp.Attributes().PutStr("hw.id", fmt.Sprintf("GPU-%d", g))
+					dp.Attributes().PutInt("process.pid", int64(1000+64*g+p))
+					dp.SetDoubleValue(gib)
+				}
+			}
+			stamp := func(s int64) {
+				for i := 0; i < dps.Len(); i++ {
+					dps.At(i).SetTimestamp(pcommon.Timestamp(sec(float64(s))))
+				}
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			stamp(0)
+			d.consumeMetrics(md, false)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			perSubject := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(d.subjects.count)
+			s := int64(1)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				stamp(s * 15)
+				s++
+				b.StartTimer()
+				d.consumeMetrics(md, false)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(dps.Len()), "ns/sample")
+			b.ReportMetric(perSubject, "B/subject")
+		})
+	}
+}

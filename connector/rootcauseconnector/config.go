@@ -82,6 +82,23 @@ type LeakConfig struct {
 	// this large (fraction points) over the window on the same process/GPU
 	// makes the growth KV-cache growth, not a leak.
 	KVExplainedRise float64 `mapstructure:"kv_explained_rise"`
+	// LongHorizon finds leaks too slow for Window (a few GB a day) from
+	// the floors of downsampled memory tiers over hours and days.
+	LongHorizon LongHorizonConfig `mapstructure:"long_horizon"`
+}
+
+// LongHorizonConfig tunes the long-horizon leak tiers: 1-minute buckets
+// over 2h, 10-minute buckets over 24h and 1-hour buckets over Span.
+type LongHorizonConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Span of the longest (1-hour) tier: a whole number of hours, at
+	// least 30h (a day plus a quarter, to compare floors a day apart).
+	Span time.Duration `mapstructure:"span"`
+	// MinSlopeMiBPerHour: a floor rising slower than this is not a leak.
+	MinSlopeMiBPerHour float64 `mapstructure:"min_slope_mib_per_hour"`
+	// MinSteadiness (0..1): the share of the floor's pairwise slopes that
+	// are positive.
+	MinSteadiness float64 `mapstructure:"min_steadiness"`
 }
 
 // KVCacheConfig tunes KV-cache saturation.
@@ -399,6 +416,16 @@ func (cfg *Config) Validate() error {
 	nonNeg("leak.kv_explained_rise", cfg.Leak.KVExplainedRise)
 	if cfg.Leak.Window > 0 && cfg.EvaluationInterval > 0 && cfg.Leak.Window < 4*cfg.EvaluationInterval {
 		errs = append(errs, fmt.Errorf("leak.window (%s) must cover at least 4 evaluation_interval (%s) to fit a slope", cfg.Leak.Window, cfg.EvaluationInterval))
+	}
+	if lh := cfg.Leak.LongHorizon; lh.Enabled {
+		if lh.Span < minLongSpan || lh.Span > maxLongSpan || lh.Span%time.Hour != 0 {
+			errs = append(errs, fmt.Errorf("leak.long_horizon.span must be a whole number of hours from %s (a day plus a quarter, to compare floors a day apart) to %s (%d hourly buckets), got %s",
+				minLongSpan, maxLongSpan, int(maxLongSpan/time.Hour), lh.Span))
+		}
+		if !(lh.MinSlopeMiBPerHour > 0) {
+			errs = append(errs, fmt.Errorf("leak.long_horizon.min_slope_mib_per_hour must be positive (noise has slopes near 0), got %g", lh.MinSlopeMiBPerHour))
+		}
+		fraction("leak.long_horizon.min_steadiness", lh.MinSteadiness)
 	}
 
 	fraction("kv_cache.threshold", cfg.KVCache.Threshold)

@@ -127,3 +127,38 @@ func TestAppQualityRules(t *testing.T) {
 		t.Errorf("%d rules, want the user's one and 3 defaults", len(cfg.effectiveRules()))
 	}
 }
+
+func TestLongHorizonConfig(t *testing.T) {
+	def := createDefaultConfig().(*Config).Leak.LongHorizon
+	if !def.Enabled || def.Span != 72*time.Hour || def.MinSlopeMiBPerHour != 40 || def.MinSteadiness != 0.7 {
+		t.Fatalf("defaults %+v", def)
+	}
+	cfg := createDefaultConfig().(*Config)
+	if err := testutil.LoadConfig(t, metadata.Type, "tuned", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if lh := cfg.Leak.LongHorizon; !lh.Enabled || lh.Span != 168*time.Hour || lh.MinSlopeMiBPerHour != 20 || lh.MinSteadiness != 0.7 {
+		t.Fatalf("tuned %+v", lh)
+	}
+	cfg = createDefaultConfig().(*Config)
+	if err := testutil.LoadConfig(t, metadata.Type, "bad", cfg); err != nil {
+		t.Fatal(err)
+	}
+	err := cfg.Validate()
+	for _, want := range []string{
+		"leak.long_horizon.span must be a whole number of hours from 30h0m0s",
+		"got 20h0m0s",
+		"leak.long_horizon.min_slope_mib_per_hour must be positive",
+		"leak.long_horizon.min_steadiness must be in (0, 1], got 2",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	// Off, its fields are not checked.
+	cfg = createDefaultConfig().(*Config)
+	cfg.Leak.LongHorizon = LongHorizonConfig{}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,13 +19,21 @@ type leakDetector struct{ cfg LeakConfig }
 
 func (leakDetector) detect(d *diagnoser, ev *evaluation) {
 	for _, s := range d.subjects.procs {
-		if f, ok := d.leak(s, s.proc.mem, ev.now, &s.proc.fit, false); ok {
+		f, ok := d.leak(s, s.proc.mem, ev.now, &s.proc.fit, false)
+		if !ok {
+			f, ok = d.slowLeak(s, s.proc.long)
+		}
+		if ok {
 			ev.add(f)
 			ev.explainedGPU[s.hwID] = true
 		}
 	}
 	for _, s := range d.subjects.gpus {
-		if f, ok := d.fitGPU(s, ev.now); ok && !ev.explainedGPU[s.hwID] {
+		f, ok := d.fitGPU(s, ev.now)
+		if !ok && !ev.explainedGPU[s.hwID] {
+			f, ok = d.slowLeak(s, s.gpu.long)
+		}
+		if ok && !ev.explainedGPU[s.hwID] {
 			ev.add(f)
 		}
 	}

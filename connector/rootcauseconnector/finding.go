@@ -44,6 +44,8 @@ type finding struct {
 	// onset, when not 0, is when the fault began as the detector estimates
 	// it (a leak's change point).
 	onset int64
+	// horizon, when set, is the long-horizon tier that found a slow leak.
+	horizon string
 	// hold: a symptom whose cause may be about to show; it waits
 	// correlation_hold before it is sent (holdReason says which cause).
 	hold       bool
@@ -64,6 +66,7 @@ const (
 // evalScratch holds buffers reused by every evaluation.
 type evalScratch struct {
 	pts   []stats.Point
+	ctx   []stats.Point // the long horizon's day of context
 	pairs []float64
 	delta []uint64
 }

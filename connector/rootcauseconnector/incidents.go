@@ -376,6 +376,9 @@ func (d *diagnoser) fillRecord(lr plog.LogRecord, inc *incident, state string, n
 	if inc.onset != 0 {
 		a.PutStr(spec.IncidentOnsetTime, time.Unix(0, inc.onset).UTC().Format(time.RFC3339Nano))
 	}
+	if f.horizon != "" {
+		a.PutStr(spec.IncidentHorizon, f.horizon)
+	}
 	if len(f.ruledOut) > 0 {
 		ro := a.PutEmptySlice(spec.IncidentRuledOut)
 		for _, why := range f.ruledOut {

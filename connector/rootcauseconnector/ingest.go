@@ -55,7 +55,9 @@ func (d *diagnoser) ingestMetrics(md pmetric.Metrics) {
 				case spec.HwGpuMemoryUsage:
 					d.eachNumber(m, func(t int64, v float64, a pcommon.Map) {
 						if g := d.gpu(res, a, t); g != nil {
-							g.gpu.mem.Add(t, g.gpu.memAcc.add(t, v))
+							total := g.gpu.memAcc.add(t, v)
+							g.gpu.mem.Add(t, total)
+							g.gpu.long.add(t, total)
 						}
 					})
 				case spec.HwGpuMemoryLimit:
@@ -164,7 +166,9 @@ func (d *diagnoser) ingestMetrics(md pmetric.Metrics) {
 				case spec.ProcessGpuMemoryUsage:
 					d.eachNumber(m, func(t int64, v float64, a pcommon.Map) {
 						if p := d.process(res, a, t); p != nil {
-							p.proc.mem.Add(t, p.proc.memAcc.add(t, v))
+							total := p.proc.memAcc.add(t, v)
+							p.proc.mem.Add(t, total)
+							p.proc.long.add(t, total)
 						}
 					})
 				case spec.EngineKvCacheUtilization, spec.EngineRequestsWaiting, spec.EngineRequestsRunning,
@@ -269,7 +273,7 @@ func (d *diagnoser) gpu(res, a pcommon.Map, t int64) *subject {
 		return s
 	}
 	s := &subject{kind: kindGPU, key: id.Str(), hwID: id.Str(), hwName: gpuModel(res, a), pid: -1,
-		gpu: &gpuState{mem: newWindow(d.cfg.Leak.Window, d.cfg.EvaluationInterval),
+		gpu: &gpuState{mem: newWindow(d.cfg.Leak.Window, d.cfg.EvaluationInterval), long: d.newLongState(),
 			util: newWindow(d.cfg.Throughput.Window, d.cfg.EvaluationInterval)}}
 	d.subjects.gpus[s.key] = s
 	d.subjects.added(s, t)
@@ -293,7 +297,7 @@ func (d *diagnoser) process(res, a pcommon.Map, t int64) *subject {
 		exe: strValue(res, a, spec.AttrProcessExecutableName), containerID: strValue(res, a, spec.AttrContainerID),
 		podUID: strValue(res, a, spec.AttrK8sPodUID), podName: strValue(res, a, spec.AttrK8sPodName),
 		namespace: strValue(res, a, spec.AttrK8sNamespaceName),
-		proc:      &procState{mem: newWindow(d.cfg.Leak.Window, d.cfg.EvaluationInterval)}}
+		proc:      &procState{mem: newWindow(d.cfg.Leak.Window, d.cfg.EvaluationInterval), long: d.newLongState()}}
 	d.subjects.procs[k] = s
 	d.subjects.added(s, t)
 	return s

@@ -106,6 +106,7 @@ type gpuState struct {
 	xidAck map[int64]int64
 	eccAck int64
 	fit    leakFit
+	long   *longState // nil: long horizon off
 	// tte is the latest time to exhaustion (s, -1: not growing) and slopeOK
 	// whether fit.slope is worth reporting, for the derived metrics.
 	tte     float64
@@ -145,6 +146,7 @@ type procState struct {
 	mem    stats.Series
 	memAcc accum
 	fit    leakFit
+	long   *longState // nil: long horizon off
 }
 
 // histogram indexes of engineState.hist.

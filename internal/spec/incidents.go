@@ -78,5 +78,9 @@ const (
 	EvidenceMemoryGrowthRate       = "memory.growth_rate"       // MiBy/min, Theil–Sen slope
 	EvidenceMemoryGrowthSteadiness = "memory.growth_steadiness" // share of positive pairwise slopes
 	EvidenceThrottleDuration       = "throttle.duration"        // s the slowdown has held
-	EvidenceTokensRate             = "llm.engine.tokens.rate"   // output tokens/s over throughput.window
+	// A slow leak found over a long horizon: the rise of the memory floor
+	// (bucket minima), MiBy/h, and the share of its pairwise slopes > 0.
+	EvidenceMemoryFloorGrowthRate       = "memory.floor_growth_rate"
+	EvidenceMemoryFloorGrowthSteadiness = "memory.floor_growth_steadiness"
+	EvidenceTokensRate                  = "llm.engine.tokens.rate" // output tokens/s over throughput.window
 )

@@ -168,10 +168,13 @@ const (
 	// The incident as it unfolds: how many times a firing incident was
 	// re-sent because its figures changed, what changed, what was ruled
 	// out, how it ended and which incident replaced it.
-	IncidentUpdate       = "incident.update"
-	IncidentChange       = "incident.change"
-	IncidentRuledOut     = "incident.ruled_out"
-	IncidentOnsetTime    = "incident.onset_time"
+	IncidentUpdate    = "incident.update"
+	IncidentChange    = "incident.change"
+	IncidentRuledOut  = "incident.ruled_out"
+	IncidentOnsetTime = "incident.onset_time"
+	// IncidentHorizon: the long-horizon tier that found a slow leak (2h,
+	// 24h, 72h), absent when the detector's own window did.
+	IncidentHorizon      = "incident.horizon"
 	IncidentResolution   = "incident.resolution"
 	IncidentSupersededBy = "incident.superseded_by"
 )

@@ -428,6 +428,7 @@ var incidentFields = []IncidentField{
 	{Name: IncidentChange, Type: TypeString, Required: false, Description: "On an update: what changed since the last record, e.g. growth rate 1595 → 2400 MiBy/min."},
 	{Name: IncidentRuledOut, Type: TypeSlice, Required: false, Description: "Causes the detector checked and excluded, one sentence each (e.g. the KV cache is flat, so this is not KV growth)."},
 	{Name: IncidentOnsetTime, Type: TypeString, Required: false, Description: "When the fault began as the detector estimates it (RFC 3339): a leak's change point, before which memory was flat."},
+	{Name: IncidentHorizon, Type: TypeString, Required: false, Description: "A leak too slow for `leak.window`: the span of the long-horizon tier whose memory floor showed it (2h, 24h or the longest, 72h by default); its rate is in MiBy/h in the evidence (memory.floor_growth_rate) and MiBy/day in the body."},
 	{Name: IncidentResolution, Type: TypeString, Required: false, Description: "On resolved records: how the incident ended.",
 		Values: []string{ResolutionAcknowledged, ResolutionCleared, ResolutionExpired, ResolutionGPUReset, ResolutionSuperseded}},
 	{Name: IncidentSupersededBy, Type: TypeString, Required: false, Description: "On a record resolved as superseded: the incident.id of the incident that names its cause."},
