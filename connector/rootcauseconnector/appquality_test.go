@@ -85,9 +85,6 @@ func TestAppQualityGradedResponses(t *testing.T) {
 	d := newTestDiagnoser(t, nil)
 	recs := run(d, 1500, func(s float64) []pmetric.Metrics {
 		inj := 0.1
-		if s == 300 {
-			inj = 0.97
-		}
 		rel := 0.8
 		if s >= 400 {
 			rel = 0.55
@@ -96,10 +93,17 @@ func TestAppQualityGradedResponses(t *testing.T) {
 		if s >= 900 {
 			norm = 0.8 // the embedding model changed
 		}
-		return []pmetric.Metrics{batch(appRes, sec(s),
+		out := []pmetric.Metrics{batch(appRes, sec(s),
 			pt{name: spec.AppPromptInjectionScore, v: inj},
 			pt{name: spec.AppRAGRelevance, v: rel},
 			pt{name: spec.AppEmbeddingNorm, v: norm})}
+		if s == 300 {
+			// One request scores 0.97 and the next is back to normal
+			// before the evaluation: the spike must not be missed.
+			out = append([]pmetric.Metrics{batch(appRes, sec(s)-int64(400*time.Millisecond),
+				pt{name: spec.AppPromptInjectionScore, v: 0.97})}, out...)
+		}
+		return out
 	})
 	inj := firing(recs, spec.IncidentKindPromptInjection)
 	if len(inj) != 1 || inj[0].ts-sec(300) > int64(2*time.Second) || inj[0].severity != spec.SeverityCritical ||

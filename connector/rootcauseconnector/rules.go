@@ -55,8 +55,16 @@ func (d *diagnoser) ingestRule(rules []int, res pcommon.Map, m pmetric.Metric) {
 			} else {
 				d.subjects.touch(s, t)
 			}
-			s.rule.vals.Add(t, v)
-			s.rule.last, s.rule.lastT = v, t
+			rs := s.rule
+			rs.vals.Add(t, v)
+			rs.last, rs.lastT = v, t
+			if rs.n == 0 || v > rs.hi {
+				rs.hi = v
+			}
+			if rs.n == 0 || v < rs.lo {
+				rs.lo = v
+			}
+			rs.n++
 		})
 	}
 }
@@ -94,11 +102,28 @@ func (d *diagnoser) evaluateRule(s *subject) (finding, bool) {
 	rs := s.rule
 	r := &d.rules[rs.rule]
 	cond, thr, base, hasBase := false, 0.0, 0.0, false
+	// The value judged: the newest, or of the points since the last
+	// evaluation the worst (no hold) or the least bad (a hold must hold at
+	// every point).
+	hi, lo := rs.last, rs.last
+	if rs.n > 0 {
+		hi, lo = rs.hi, rs.lo
+	}
+	rs.n = 0
+	value := rs.last
 	switch {
 	case r.Above != nil:
-		cond, thr = rs.last > *r.Above, *r.Above
+		value = lo
+		if r.For == 0 {
+			value = hi
+		}
+		cond, thr = value > *r.Above, *r.Above
 	case r.Below != nil:
-		cond, thr = rs.last < *r.Below, *r.Below
+		value = hi
+		if r.For == 0 {
+			value = lo
+		}
+		cond, thr = value < *r.Below, *r.Below
 	case r.Sigma != nil:
 		mean, std := rs.base.MeanStd()
 		if rs.base.Len() >= minBaseline {
@@ -133,9 +158,9 @@ func (d *diagnoser) evaluateRule(s *subject) (finding, bool) {
 		quad = spec.QuadrantErrors
 	}
 	f := finding{kind: r.Name, quadrant: quad, severity: sev, subj: s, start: rs.condSince, score: 0.5}
-	f.evidence = append(f.evidence, evidence{signal: rs.metric, value: rs.last, baseline: base, hasBaseline: hasBase,
+	f.evidence = append(f.evidence, evidence{signal: rs.metric, value: value, baseline: base, hasBaseline: hasBase,
 		threshold: thr, hasThresh: true, note: rs.labels})
-	f.body = fmt.Sprintf("%s: %s = %g (threshold %g) for %s", r.Name, rs.metric, rs.last, thr,
+	f.body = fmt.Sprintf("%s: %s = %g (threshold %g) for %s", r.Name, rs.metric, value, thr,
 		time.Duration(rs.lastT-rs.condSince).Round(time.Second))
 	if r.Description != "" {
 		f.body = r.Description + " — " + f.body

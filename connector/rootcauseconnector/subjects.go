@@ -310,6 +310,12 @@ type ruleState struct {
 	last      float64
 	lastT     int64
 	condSince int64
+	// hi and lo: the highest and lowest value since the last evaluation
+	// (n points). A rule with no hold fires on the worst of them (one
+	// 0.97 injection score between two evaluations is not missed); a rule
+	// with a hold needs every one of them past its threshold.
+	hi, lo float64
+	n      int
 }
 
 // subjectLRU holds every subject, bounded by max, evicting the least recently

@@ -266,7 +266,9 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 				continue
 			}
 			ppc := pc
-			if ppc.engine == "" {
+			// An application's signals come from no engine: they get no
+			// llm.engine.name.
+			if ppc.engine == "" && r.Engine != spec.SourceApp {
 				ppc.engine = r.Engine
 			}
 			k, why := n.apply(r, m, out, ppc)
