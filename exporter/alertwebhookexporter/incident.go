@@ -24,12 +24,12 @@ type incident struct {
 	ID, Kind, Quadrant, Severity, State string
 	Body, Action, Layer, Subject        string
 	// ActionID: incident.action.id, the automatic response it calls for.
-	ActionID string
-	Score                               float64
-	Start, Time                         time.Time
-	TraceID, SpanID                     string // hex, "" when absent
-	Attrs                               map[string]any
-	Resource                            map[string]any
+	ActionID        string
+	Score           float64
+	Start, Time     time.Time
+	TraceID, SpanID string // hex, "" when absent
+	Attrs           map[string]any
+	Resource        map[string]any
 }
 
 // incidents extracts the incident records of a batch: log records with an

@@ -98,11 +98,12 @@ func (tl *traceList) add(e *entry) {
 		k := st.n
 		tl.live[e.addr] = liveAlloc{size: e.size, timeUS: e.timeUS, seq: seq, step: k, stack: e.stack, meta: e.meta}
 		st.bytes += e.size
-		if k == 0 {
+		switch {
+		case k == 0:
 			st.firstUS, st.firstSeq = e.timeUS, seq
-		} else if e.size > st.last {
+		case e.size > st.last:
 			st.inc++
-		} else if e.size < st.last {
+		case e.size < st.last:
 			st.dec++
 		}
 		st.n++
