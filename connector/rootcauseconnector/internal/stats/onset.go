@@ -23,8 +23,8 @@ func (c Change) Flat() bool { return math.Abs(c.Before) <= c.After/10 }
 // the change, it does not.
 //
 // For each candidate point k it fits y = c + a·t + b·max(0, t − t_k) by
-// least squares (running sums, a 3×3 solve: O(n) per candidate, O(n²) for
-// the n points of a window, about 4,000 steps for 64) and keeps the k with
+// least squares (a 3×3 solve from running sums: O(1) per candidate, O(n)
+// for the n points of a window) and keeps the k with
 // the smallest squared error. It reports a change only when that fit is
 // clearly better than one straight line (at most half its squared error),
 // the pace after it is positive and at least 1.5× the pace before, and the
@@ -51,13 +51,26 @@ func FindChange(pts []Point, minPre, minPost int) (Change, bool) {
 	t0 := pts[0].T
 	sec := func(t int64) float64 { return float64(t-t0) / 1e9 }
 	lineSSE, _, _ := fitLine(pts, mean, sec)
+	// Sums over every point (the basis 1 and t, and y) and, built up as k
+	// goes down, over the points from k on: the hinge term max(0, t − H)
+	// is t − H there and 0 before (times are in order), so each
+	// candidate's normal equations come from these sums in O(1) and the
+	// scan is O(n), not a fit of the whole window per candidate.
+	var all, suf sums
+	for _, p := range pts {
+		all.add(sec(p.T), p.V-mean)
+	}
+	for i := n - 1; i > n-minPost; i-- {
+		suf.add(sec(pts[i].T), pts[i].V-mean)
+	}
 	best, bestK := math.Inf(1), -1
 	var bestA, bestB, bestC float64
-	for k := minPre; k <= n-minPost; k++ {
+	for k := n - minPost; k >= minPre; k-- {
+		suf.add(sec(pts[k].T), pts[k].V-mean)
 		// The hinge sits at the last point of the slower stretch: the
 		// faster one starts after it.
 		hinge := sec(pts[k-1].T)
-		if e, c, a, b, ok := fitHinge(pts, mean, sec, hinge); ok && e < best {
+		if e, c, a, b, ok := hingeFromSums(&all, &suf, hinge); ok && e <= best {
 			best, bestK, bestC, bestA, bestB = e, k, c, a, b
 		}
 	}
@@ -98,30 +111,33 @@ func fitLine(pts []Point, mean float64, sec func(int64) float64) (sse, c, a floa
 	return math.Max(0, syy-c*sy-a*sxy), c, a
 }
 
-// fitHinge is the least-squares y − mean = c + a·t + b·max(0, t − hinge)
-// and its squared error (ok=false when the system is singular).
-func fitHinge(pts []Point, mean float64, sec func(int64) float64, hinge float64) (sse, c, a, b float64, ok bool) {
-	// Normal equations M·[c a b] = v over the basis (1, t, h).
-	var m [3][3]float64
-	var v [3]float64
-	var syy float64
-	for _, p := range pts {
-		t := sec(p.T)
-		basis := [3]float64{1, t, math.Max(0, t-hinge)}
-		y := p.V - mean
-		for i := range 3 {
-			for j := range 3 {
-				m[i][j] += basis[i] * basis[j]
-			}
-			v[i] += basis[i] * y
-		}
-		syy += y * y
-	}
+// sums are the running sums the normal equations are made of.
+type sums struct{ n, t, tt, y, ty, yy float64 }
+
+func (s *sums) add(t, y float64) {
+	s.n++
+	s.t += t
+	s.tt += t * t
+	s.y += y
+	s.ty += t * y
+	s.yy += y * y
+}
+
+// hingeFromSums is fitHinge from the sums over all points and over those
+// after the hinge H (h = t − H there): Σh = Σt − H·n, Σh² = Σt² − 2H·Σt +
+// H²·n, Σt·h = Σt² − H·Σt, Σh·y = Σt·y − H·Σy, all over the suffix.
+func hingeFromSums(all, suf *sums, hinge float64) (sse, c, a, b float64, ok bool) {
+	sh := suf.t - hinge*suf.n
+	shh := suf.tt - 2*hinge*suf.t + hinge*hinge*suf.n
+	sth := suf.tt - hinge*suf.t
+	shy := suf.ty - hinge*suf.y
+	m := [3][3]float64{{all.n, all.t, sh}, {all.t, all.tt, sth}, {sh, sth, shh}}
+	v := [3]float64{all.y, all.ty, shy}
 	x, ok := solve3(m, v)
 	if !ok {
 		return 0, 0, 0, 0, false
 	}
-	return math.Max(0, syy-x[0]*v[0]-x[1]*v[1]-x[2]*v[2]), x[0], x[1], x[2], true
+	return math.Max(0, all.yy-x[0]*v[0]-x[1]*v[1]-x[2]*v[2]), x[0], x[1], x[2], true
 }
 
 // solve3 solves m·x = v by Cramer's rule.

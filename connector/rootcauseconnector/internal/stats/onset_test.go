@@ -82,3 +82,78 @@ func TestOnsetRefusesWhatIsNotAFlatThenClimb(t *testing.T) {
 		t.Error("5 points cannot hold 3 flat and 4 climbing")
 	}
 }
+
+// fitHinge is the direct least-squares fit, the reference the running
+// sums of FindChange are checked against: y − mean = c + a·t + b·max(0, t − hinge)
+// and its squared error (ok=false when the system is singular).
+func fitHinge(pts []Point, mean float64, sec func(int64) float64, hinge float64) (sse, c, a, b float64, ok bool) {
+	// Normal equations M·[c a b] = v over the basis (1, t, h).
+	var m [3][3]float64
+	var v [3]float64
+	var syy float64
+	for _, p := range pts {
+		t := sec(p.T)
+		basis := [3]float64{1, t, math.Max(0, t-hinge)}
+		y := p.V - mean
+		for i := range 3 {
+			for j := range 3 {
+				m[i][j] += basis[i] * basis[j]
+			}
+			v[i] += basis[i] * y
+		}
+		syy += y * y
+	}
+	x, ok := solve3(m, v)
+	if !ok {
+		return 0, 0, 0, 0, false
+	}
+	return math.Max(0, syy-x[0]*v[0]-x[1]*v[1]-x[2]*v[2]), x[0], x[1], x[2], true
+}
+
+// The O(1)-per-candidate fit from running sums gives what a direct fit of
+// every point gives, at every candidate hinge, on series of several shapes
+// and scales (bytes around 10¹⁰, irregular times).
+func TestHingeFromSumsMatchesDirectFit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := range 20 {
+		n := 8 + rng.IntN(120)
+		pts := make([]Point, n)
+		ts := int64(1_700_000_000) * 1e9
+		for i := range pts {
+			ts += int64(1+rng.IntN(3)) * 1e9
+			v := 4e10 + float64(i)*float64(trial)*1e6 + rng.NormFloat64()*5e7
+			if i > n/2 {
+				v += float64(i-n/2) * 3e8
+			}
+			pts[i] = Point{T: ts, V: v}
+		}
+		var mean float64
+		for _, p := range pts {
+			mean += p.V
+		}
+		mean /= float64(n)
+		t0 := pts[0].T
+		sec := func(t int64) float64 { return float64(t-t0) / 1e9 }
+		var all, suf sums
+		for _, p := range pts {
+			all.add(sec(p.T), p.V-mean)
+		}
+		for k := n - 1; k >= 1; k-- {
+			suf.add(sec(pts[k].T), pts[k].V-mean)
+			h := sec(pts[k-1].T)
+			e1, c1, a1, b1, ok1 := fitHinge(pts, mean, sec, h)
+			e2, c2, a2, b2, ok2 := hingeFromSums(&all, &suf, h)
+			if ok1 != ok2 {
+				t.Fatalf("trial %d k %d: ok %v vs %v", trial, k, ok1, ok2)
+			}
+			if !ok1 {
+				continue
+			}
+			for _, c := range [][2]float64{{e1, e2}, {c1, c2}, {a1, a2}, {b1, b2}} {
+				if d := math.Abs(c[0] - c[1]); d > 1e-6*math.Max(1, math.Abs(c[0])) && d > 1e-3*math.Sqrt(math.Abs(e1)+1) {
+					t.Fatalf("trial %d k %d: direct %v, from sums %v", trial, k, c[0], c[1])
+				}
+			}
+		}
+	}
+}
