@@ -39,7 +39,9 @@ type diagnoser struct {
 	detectors []detector
 	// rules: the user's rules and the default application-quality ones
 	// (Config.effectiveRules); rulesByMetric indexes them by metric name.
-	rules         []RuleConfig
+	rules []RuleConfig
+	// ev is the evaluation scratch evaluate reuses.
+	ev            evaluation
 	rulesByMetric map[string][]int
 	incidents     map[string]*incident
 	scratch       evalScratch

@@ -115,8 +115,21 @@ func (d *diagnoser) evaluate(now int64) *evaluation {
 	for _, s := range d.subjects.gpus {
 		d.fitGPU(s, now)
 	}
-	ev := &evaluation{now: now, explainedGPU: map[string]bool{}, found: map[findingKey]int{},
-		superseded: map[findingKey]string{}, resolveNow: map[string]string{}}
+	// One evaluation's scratch is reused by the next: a node with every
+	// process leaking makes hundreds of findings a second, and growing a
+	// fresh slice for them was a third of the connector's allocation.
+	// track copies what it keeps (the caller holds d.mu throughout).
+	ev := &d.ev
+	if ev.found == nil {
+		ev.explainedGPU, ev.found = map[string]bool{}, map[findingKey]int{}
+		ev.superseded, ev.resolveNow = map[findingKey]string{}, map[string]string{}
+	}
+	clear(ev.out[:cap(ev.out)]) // no stale finding keeps an evicted subject alive
+	ev.now, ev.out = now, ev.out[:0]
+	clear(ev.explainedGPU)
+	clear(ev.found)
+	clear(ev.superseded)
+	clear(ev.resolveNow)
 	for _, det := range d.detectors {
 		det.detect(d, ev)
 	}
