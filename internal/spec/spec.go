@@ -174,6 +174,16 @@ func Metrics() []Metric {
 	return out
 }
 
+// GroupOf returns the group of a unified metric without copying anything
+// (for hot paths; LookupMetric copies the attribute list).
+func GroupOf(name string) (Group, bool) {
+	i, ok := metricIndex[name]
+	if !ok {
+		return "", false
+	}
+	return metrics[i].Group, true
+}
+
 // LookupMetric returns the unified metric with the given name.
 func LookupMetric(name string) (Metric, bool) {
 	i, ok := metricIndex[name]

@@ -29,6 +29,12 @@ type kvInputs struct {
 // is paired with the utilization point of the same llm.engine.rank, and a
 // figure without a rank (vLLM's cache configuration) applies to all.
 func (n *normalizer) kvCapacity(ms pmetric.MetricSlice, pc pointContext) {
+	// Most scopes (GPU gauges, applications, engines without a cache
+	// configuration) have no capacity figure: find that out without
+	// allocating (findNumbers makes an empty slice for a missing name).
+	if !hasMetric(ms, spec.EngineKvCacheBlockLimit) && !hasMetric(ms, spec.EngineKvCacheTokenLimit) {
+		return
+	}
 	in := kvInputs{
 		util:       findNumbers(ms, spec.EngineKvCacheUtilization),
 		blockLimit: findNumbers(ms, spec.EngineKvCacheBlockLimit),
@@ -37,9 +43,6 @@ func (n *normalizer) kvCapacity(ms pmetric.MetricSlice, pc pointContext) {
 		tokenLimit: findNumbers(ms, spec.EngineKvCacheTokenLimit),
 		tokenUsage: findNumbers(ms, spec.EngineKvCacheTokenUsage),
 		running:    findNumbers(ms, spec.EngineRequestsRunning),
-	}
-	if in.blockLimit.Len() == 0 && in.tokenLimit.Len() == 0 {
-		return // the engine publishes no capacity: nothing to compute
 	}
 	anchors := in.util
 	if anchors.Len() == 0 {
@@ -212,4 +215,13 @@ func sameRank(dps pmetric.NumberDataPointSlice, rank string) (pmetric.NumberData
 
 func clamp01(v float64) float64 {
 	return math.Max(0, math.Min(1, v))
+}
+
+func hasMetric(ms pmetric.MetricSlice, name string) bool {
+	for i := 0; i < ms.Len(); i++ {
+		if ms.At(i).Name() == name {
+			return true
+		}
+	}
+	return false
 }

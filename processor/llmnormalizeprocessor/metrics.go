@@ -157,12 +157,15 @@ func renameAliases(ms pmetric.MetricSlice, unversioned bool) bool {
 		} else if !unversioned {
 			continue
 		}
-		t, known := spec.LookupMetric(m.Name())
+		// GroupOf, not LookupMetric: this runs for every metric of
+		// unversioned data, and LookupMetric copies the attribute list
+		// (an allocation per metric of GPU gauges passing through).
+		group, known := spec.GroupOf(m.Name())
 		if !known {
 			continue
 		}
-		gpu := t.Group == spec.GroupGPU
-		genAI := strings.HasPrefix(t.Name, "gen_ai.server.")
+		gpu := group == spec.GroupGPU
+		genAI := strings.HasPrefix(m.Name(), "gen_ai.server.")
 		pdatautil.EachAttributes(m, func(attrs pcommon.Map) bool {
 			for k, v := range set {
 				if _, has := attrs.Get(k); !has {
