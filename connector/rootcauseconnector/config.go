@@ -363,6 +363,29 @@ type DerivedConfig struct {
 	IncidentMetricsInterval time.Duration `mapstructure:"incident_metrics_interval"`
 }
 
+// ruleFieldErrors checks what every rule has, user rule or default
+// application-quality one: its hold, baseline, severity and quadrant.
+func ruleFieldErrors(at string, r RuleConfig) []error {
+	var errs []error
+	if r.Baseline < 0 {
+		errs = append(errs, fmt.Errorf("%s.baseline must not be negative, got %s", at, r.Baseline))
+	}
+	if r.For < 0 {
+		errs = append(errs, fmt.Errorf("%s.for must not be negative, got %s", at, r.For))
+	}
+	switch r.Severity {
+	case "", spec.SeverityWarning, spec.SeverityCritical:
+	default:
+		errs = append(errs, fmt.Errorf("%s.severity must be %q or %q, got %q", at, spec.SeverityWarning, spec.SeverityCritical, r.Severity))
+	}
+	switch r.Quadrant {
+	case "", spec.QuadrantLatency, spec.QuadrantErrors, spec.QuadrantThroughput, spec.QuadrantSaturation:
+	default:
+		errs = append(errs, fmt.Errorf("%s.quadrant must be one of latency, errors, throughput, saturation, got %q", at, r.Quadrant))
+	}
+	return errs
+}
+
 // Validate checks every field at start; messages name the field.
 func (cfg *Config) Validate() error {
 	var errs []error
@@ -490,14 +513,8 @@ func (cfg *Config) Validate() error {
 		case a.cond != "sigma" && (a.cfg.Threshold <= 0 || a.cfg.Threshold > 1):
 			errs = append(errs, fmt.Errorf("%s.threshold must be in (0, 1] (%s is a fraction), got %g", at, a.metric, a.cfg.Threshold))
 		}
-		if a.cfg.For < 0 {
-			errs = append(errs, fmt.Errorf("%s.for must not be negative, got %s", at, a.cfg.For))
-		}
-		switch a.cfg.Severity {
-		case spec.SeverityWarning, spec.SeverityCritical:
-		default:
-			errs = append(errs, fmt.Errorf("%s.severity must be %q or %q, got %q", at, spec.SeverityWarning, spec.SeverityCritical, a.cfg.Severity))
-		}
+		// What it shares with rules[] is checked as rules[] are.
+		errs = append(errs, ruleFieldErrors(at, a.rule())...)
 	}
 
 	names := map[string]bool{}
@@ -524,22 +541,7 @@ func (cfg *Config) Validate() error {
 		if r.Sigma != nil && *r.Sigma <= 0 {
 			errs = append(errs, fmt.Errorf("%s.sigma must be positive, got %g", at, *r.Sigma))
 		}
-		if r.Baseline < 0 {
-			errs = append(errs, fmt.Errorf("%s.baseline must not be negative, got %s", at, r.Baseline))
-		}
-		if r.For < 0 {
-			errs = append(errs, fmt.Errorf("%s.for must not be negative, got %s", at, r.For))
-		}
-		switch r.Severity {
-		case "", spec.SeverityWarning, spec.SeverityCritical:
-		default:
-			errs = append(errs, fmt.Errorf("%s.severity must be %q or %q, got %q", at, spec.SeverityWarning, spec.SeverityCritical, r.Severity))
-		}
-		switch r.Quadrant {
-		case "", spec.QuadrantLatency, spec.QuadrantErrors, spec.QuadrantThroughput, spec.QuadrantSaturation:
-		default:
-			errs = append(errs, fmt.Errorf("%s.quadrant must be one of latency, errors, throughput, saturation, got %q", at, r.Quadrant))
-		}
+		errs = append(errs, ruleFieldErrors(at, r)...)
 		if strings.ContainsAny(r.Name, " \t\n") {
 			errs = append(errs, fmt.Errorf("%s.name %q must not contain spaces (it becomes the incident kind)", at, r.Name))
 		}

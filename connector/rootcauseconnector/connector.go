@@ -102,7 +102,7 @@ func newDiagnoser(cfg *Config, set connector.Settings) (*diagnoser, error) {
 	}
 	d.subjects = newSubjectLRU(cfg.MaxSubjects, d.nowNanos)
 	d.drill = newDrilldown(cfg.DrillDown, d.nowNanos)
-	d.detectors = newDetectors(cfg)
+	d.detectors = newDetectors(cfg, d.rules)
 	d.subjects.onEvicted = func(s *subject) { delete(d.exemplars, s) }
 	return d, nil
 }

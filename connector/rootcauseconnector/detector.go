@@ -21,8 +21,9 @@ type detector interface {
 // some read what an earlier one found in the same evaluation (a GPU's leak
 // defers to the leaks of its processes, queue build-up to KV saturation,
 // latency advice to KV saturation; the joint trigger merges the latency and
-// cache findings).
-func newDetectors(cfg *Config) []detector {
+// cache findings). rules are the rules it runs (Config.effectiveRules,
+// computed once by the diagnoser).
+func newDetectors(cfg *Config, rules []RuleConfig) []detector {
 	var ds []detector
 	add := func(on bool, det detector) {
 		if on {
@@ -38,7 +39,7 @@ func newDetectors(cfg *Config) []detector {
 	add(cfg.Throughput.Enabled, throughputDetector{cfg: cfg.Throughput})
 	add(cfg.Queue.Enabled, queueDetector{cfg: cfg.Queue})
 	add(cfg.Joint.Enabled, jointDetector{cfg: cfg.Joint})
-	add(len(cfg.effectiveRules()) > 0, ruleDetector{})
+	add(len(rules) > 0, ruleDetector{})
 	return ds
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
@@ -127,7 +128,7 @@ func (d *drilldown) ingestOutstanding(res pcommon.Map, m pmetric.Metric) {
 	if v, ok := res.Get(spec.AttrProfileFile); ok {
 		file = v.Str()
 	}
-	dps, ok := numberPoints(m)
+	dps, ok := pdatautil.NumberPoints(m)
 	if !ok || dps.Len() == 0 {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
@@ -36,16 +37,6 @@ func addExemplar(dp pmetric.NumberDataPoint, ref exemplarRef) {
 	ex.SetSpanID(ref.spanID)
 }
 
-func numberPoints(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints(), true
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints(), true
-	}
-	return pmetric.NumberDataPointSlice{}, false
-}
-
 // enrich adds the derived metrics next to the metrics they come from, and
 // exemplars pointing at the implicated span on the points of subjects with
 // a firing incident. The caller holds d.mu; ingestMetrics ran first.
@@ -64,7 +55,7 @@ func (d *diagnoser) enrich(md pmetric.Metrics) {
 				m := ms.At(k)
 				switch m.Name() {
 				case spec.HwGpuMemoryUsage:
-					dps, ok := numberPoints(m)
+					dps, ok := pdatautil.NumberPoints(m)
 					if !ok {
 						continue
 					}
@@ -113,7 +104,7 @@ func (d *diagnoser) enrich(md pmetric.Metrics) {
 					if !d.cfg.Derived.Exemplars || len(d.exemplars) == 0 {
 						continue
 					}
-					dps, ok := numberPoints(m)
+					dps, ok := pdatautil.NumberPoints(m)
 					if !ok {
 						continue
 					}
@@ -136,7 +127,7 @@ func (d *diagnoser) enrich(md pmetric.Metrics) {
 					}
 					if s := d.engineOf(res); s != nil {
 						if ref, ok := d.exemplars[s]; ok {
-							if dps, ok := numberPoints(m); ok {
+							if dps, ok := pdatautil.NumberPoints(m); ok {
 								for p := 0; p < dps.Len(); p++ {
 									addExemplar(dps.At(p), ref)
 								}

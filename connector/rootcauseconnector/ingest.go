@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/llmops-otel/otelcol-llmops/connector/rootcauseconnector/internal/stats"
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
@@ -207,7 +208,7 @@ func (d *diagnoser) ingestMetrics(md pmetric.Metrics) {
 
 // eachNumber calls fn for every number point of a gauge or sum.
 func (d *diagnoser) eachNumber(m pmetric.Metric, fn func(t int64, v float64, a pcommon.Map)) {
-	dps, ok := numberPoints(m)
+	dps, ok := pdatautil.NumberPoints(m)
 	if !ok {
 		return
 	}

@@ -35,3 +35,15 @@ func EachAttributes(m pmetric.Metric, fn func(pcommon.Map) bool) {
 		}
 	}
 }
+
+// NumberPoints returns the points of a gauge or a sum; ok is false for
+// the other types (histograms, summaries).
+func NumberPoints(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints(), true
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints(), true
+	}
+	return pmetric.NumberDataPointSlice{}, false
+}

@@ -64,7 +64,9 @@ type kvOutputs struct {
 	blockUsage, tokenLimit, memLimit, memUsage, frag pmetric.NumberDataPointSlice
 }
 
-func (o *kvOutputs) add(dst *pmetric.NumberDataPointSlice, a pmetric.NumberDataPoint, v float64) pmetric.NumberDataPoint {
+// addKV appends to dst a computed point of value v with the anchor's
+// attributes and time.
+func addKV(dst pmetric.NumberDataPointSlice, a pmetric.NumberDataPoint, v float64) pmetric.NumberDataPoint {
 	p := dst.AppendEmpty()
 	a.Attributes().CopyTo(p.Attributes())
 	p.Attributes().Remove(spec.AttrEngineKvCacheDtype)
@@ -113,7 +115,7 @@ func (n *normalizer) kvPoint(in *kvInputs, anchor pmetric.NumberDataPoint, pc po
 		used, haveUsed = value(p), true
 	} else if haveBL && haveUtil {
 		used, haveUsed = value(util)*blocks, true
-		out.add(&out.blockUsage, anchor, used)
+		addKV(out.blockUsage, anchor, used)
 	}
 
 	capTokens, haveCap := 0.0, false
@@ -121,7 +123,7 @@ func (n *normalizer) kvPoint(in *kvInputs, anchor pmetric.NumberDataPoint, pc po
 		capTokens, haveCap = value(p), true
 	} else if haveBL && haveBS {
 		capTokens, haveCap = blocks*blockSize, true
-		out.add(&out.tokenLimit, anchor, capTokens)
+		addKV(out.tokenLimit, anchor, capTokens)
 	}
 
 	// Bytes: the model's geometry and the cache's dtype.
@@ -133,12 +135,12 @@ func (n *normalizer) kvPoint(in *kvInputs, anchor pmetric.NumberDataPoint, pc po
 		dtypeFrom = append(dtypeFrom, bs)
 	}
 	if bpt, ok := n.bytesPerToken(anchor, dtypeFrom, pc); ok && haveCap {
-		out.add(&out.memLimit, anchor, capTokens*bpt)
+		addKV(out.memLimit, anchor, capTokens*bpt)
 		switch {
 		case haveUsed && haveBS:
-			out.add(&out.memUsage, anchor, used*blockSize*bpt)
+			addKV(out.memUsage, anchor, used*blockSize*bpt)
 		case haveUtil:
-			out.add(&out.memUsage, anchor, value(util)*capTokens*bpt)
+			addKV(out.memUsage, anchor, value(util)*capTokens*bpt)
 		}
 	}
 
@@ -148,12 +150,12 @@ func (n *normalizer) kvPoint(in *kvInputs, anchor pmetric.NumberDataPoint, pc po
 	}
 	slots := used * blockSize
 	if tu, ok := sameRank(in.tokenUsage, rank); ok {
-		f := out.add(&out.frag, anchor, clamp01(1-value(tu)/slots))
+		f := addKV(out.frag, anchor, clamp01(1-value(tu)/slots))
 		f.Attributes().PutStr(spec.AttrEngineKvCacheFragmentationMethod, spec.KVFragmentationMeasured)
 		return
 	}
 	if r, ok := sameRank(in.running, rank); ok && blockSize > 1 {
-		f := out.add(&out.frag, anchor, clamp01(value(r)*(blockSize-1)/2/slots))
+		f := addKV(out.frag, anchor, clamp01(value(r)*(blockSize-1)/2/slots))
 		f.Attributes().PutStr(spec.AttrEngineKvCacheFragmentationMethod, spec.KVFragmentationEstimated)
 	}
 }

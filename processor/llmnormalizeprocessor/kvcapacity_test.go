@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 	"github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor/internal/metadata"
@@ -64,11 +65,8 @@ func kvFigures(t *testing.T, md pmetric.Metrics) (map[string]float64, string) {
 	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 	for i := 0; i < ms.Len(); i++ {
 		m := ms.At(i)
-		if m.Type() != pmetric.MetricTypeGauge && m.Type() != pmetric.MetricTypeSum {
-			continue
-		}
-		dps, _ := numberSlice(m)
-		if dps.Len() == 0 {
+		dps, ok := pdatautil.NumberPoints(m)
+		if !ok || dps.Len() == 0 {
 			continue
 		}
 		got[m.Name()] = value(dps.At(0))
@@ -84,16 +82,6 @@ func kvFigures(t *testing.T, md pmetric.Metrics) (map[string]float64, string) {
 		}
 	}
 	return got, method
-}
-
-func numberSlice(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints(), true
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints(), true
-	}
-	return pmetric.NewNumberDataPointSlice(), false
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

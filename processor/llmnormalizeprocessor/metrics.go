@@ -628,11 +628,8 @@ func findNumbers(ms pmetric.MetricSlice, name string) pmetric.NumberDataPointSli
 		if m.Name() != name {
 			continue
 		}
-		switch m.Type() {
-		case pmetric.MetricTypeGauge:
-			return m.Gauge().DataPoints()
-		case pmetric.MetricTypeSum:
-			return m.Sum().DataPoints()
+		if dps, ok := pdatautil.NumberPoints(m); ok {
+			return dps
 		}
 	}
 	return pmetric.NewNumberDataPointSlice()

@@ -37,7 +37,7 @@ func TestAppQualityActionReachesItsHook(t *testing.T) {
 	ok := func(w http.ResponseWriter, _ []byte) { w.WriteHeader(http.StatusNoContent) }
 	main, breaker := startAWServer(t, ok), startAWServer(t, ok)
 	grpcPort, healthPort := harness.FreePort(t), harness.FreePort(t)
-	cfg := fmt.Sprintf(`
+	cfg := harness.AgentConfig(fmt.Sprintf(`
 receivers:
   otlp:
     protocols:
@@ -61,15 +61,7 @@ exporters:
     actions:
       circuit_break:
         endpoint: %s/break
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
-service:
-  extensions: [health_check]
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
+`, grpcPort, holdFor, main.URL, awNode, breaker.URL), `
     metrics:
       receivers: [otlp]
       processors: [llmnormalize]
@@ -77,7 +69,7 @@ service:
     logs/incidents:
       receivers: [rootcause]
       exporters: [alertwebhook]
-`, grpcPort, holdFor, main.URL, awNode, breaker.URL, healthPort)
+`, healthPort)
 	harness.StartCollector(t, harness.Options{Name: "appquality", Config: cfg, HealthPort: healthPort})
 	client := pmetricotlp.NewGRPCClient(dial(t, fmt.Sprintf("127.0.0.1:%d", grpcPort)))
 

@@ -36,7 +36,7 @@ import (
 func TestRootcauseLongHorizonLeakBackfill(t *testing.T) {
 	backend := harness.StartBackend(t)
 	grpcPort, healthPort := harness.FreePort(t), harness.FreePort(t)
-	cfg := fmt.Sprintf(`
+	cfg := harness.AgentConfig(fmt.Sprintf(`
 receivers:
   otlp:
     protocols:
@@ -46,27 +46,14 @@ connectors:
   rootcause:
     evaluation_interval: 1s
     warmup: 0s
-exporters:
-  otlp:
-    endpoint: %s
-    tls:
-      insecure: true
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
-service:
-  extensions: [health_check]
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
+`, grpcPort)+backend.OTLPExporter(), `
     metrics:
       receivers: [otlp]
       exporters: [rootcause]
     logs:
       receivers: [rootcause]
       exporters: [otlp]
-`, grpcPort, backend.GRPCEndpoint, healthPort)
+`, healthPort)
 	harness.StartCollector(t, harness.Options{Name: "rootcause-longleak", Config: cfg, HealthPort: healthPort})
 
 	const (

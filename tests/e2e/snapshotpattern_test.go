@@ -41,30 +41,17 @@ func TestSnapshotLeakPatternThroughBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	health := harness.FreePort(t)
-	harness.StartCollector(t, harness.Options{Name: "agent", HealthPort: health, Config: fmt.Sprintf(`
+	harness.StartCollector(t, harness.Options{Name: "agent", HealthPort: health, Config: harness.AgentConfig(fmt.Sprintf(`
 receivers:
   profileimport:
     include: [%s/*.pickle]
     poll_interval: 100ms
     settle_time: 200ms
-exporters:
-  otlp:
-    endpoint: %s
-    tls:
-      insecure: true
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
-service:
-  extensions: [health_check]
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
+`, watch)+backend.OTLPExporter(), `
     logs:
       receivers: [profileimport]
       exporters: [otlp]
-`, watch, backend.GRPCEndpoint, health)})
+`, health)})
 
 	// What gen_snapshot.py found in the allocation history it simulated.
 	want := map[string]struct {

@@ -186,20 +186,14 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() (bool, string))
 	}
 }
 
-// MetricsAgentConfig is the configuration of an agent under test whose
-// metrics pipeline runs receivers (receiversYAML is the body of the
-// `receivers:` section, indented by two spaces; names lists the pipeline's
-// receivers) and exports to the backend over OTLP, with health_check on
-// healthPort.
-func (b *Backend) MetricsAgentConfig(receiversYAML string, names []string, healthPort int) string {
+// AgentConfig is the configuration of an agent under test: sections is the
+// YAML of its receivers, processors, connectors and exporters (top-level
+// keys), pipelines the body of service.pipelines (indented by four
+// spaces); health_check listens on healthPort and the collector's own
+// metrics are off.
+func AgentConfig(sections, pipelines string, healthPort int) string {
 	return fmt.Sprintf(`
-receivers:
 %s
-exporters:
-  otlp:
-    endpoint: %s
-    tls:
-      insecure: true
 extensions:
   health_check:
     endpoint: 127.0.0.1:%d
@@ -209,10 +203,29 @@ service:
     metrics:
       level: none
   pipelines:
-    metrics:
-      receivers: [%s]
-      exporters: [otlp]
-`, strings.TrimRight(receiversYAML, "\n"), b.GRPCEndpoint, healthPort, strings.Join(names, ", "))
+%s
+`, strings.Trim(sections, "\n"), healthPort, strings.TrimRight(pipelines, "\n"))
+}
+
+// OTLPExporter is the exporters section of an agent sending to the backend
+// over OTLP gRPC, as the exporter otlp.
+func (b *Backend) OTLPExporter() string {
+	return fmt.Sprintf(`exporters:
+  otlp:
+    endpoint: %s
+    tls:
+      insecure: true
+`, b.GRPCEndpoint)
+}
+
+// MetricsAgentConfig is the configuration of an agent under test whose
+// metrics pipeline runs receivers (receiversYAML is the body of the
+// `receivers:` section, indented by two spaces; names lists the pipeline's
+// receivers) and exports to the backend over OTLP, with health_check on
+// healthPort.
+func (b *Backend) MetricsAgentConfig(receiversYAML string, names []string, healthPort int) string {
+	return AgentConfig("receivers:\n"+strings.TrimRight(receiversYAML, "\n")+"\n"+b.OTLPExporter(),
+		"    metrics:\n      receivers: ["+strings.Join(names, ", ")+"]\n      exporters: [otlp]\n", healthPort)
 }
 
 // MetricsAgentConfigWithProcessors is MetricsAgentConfig with processors
