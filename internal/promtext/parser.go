@@ -103,6 +103,11 @@ type Parser struct {
 	hasEx    bool
 	ex       Exemplar
 	exLabels []Label
+
+	// known and what it skipped: see SetKnown.
+	known   func(series []byte) bool
+	skipped bool
+	skipLo  int // where the skipped label set starts in raw, after its '{'
 }
 
 // Reset starts reading body, keeping the buffers grown so far.
@@ -125,6 +130,62 @@ func isASCII(b []byte) bool {
 		acc |= uint64(ch)
 	}
 	return acc&high == 0
+}
+
+// SetKnown gives the parser a question to ask about each sample before it
+// reads its labels: known(series), with series the line's bytes from the
+// metric name to the '}' closing its label set. When known returns true the
+// labels are not read: Labels is empty and LabelsSkipped reports true.
+//
+// It is for a reader that remembers what it made of a line: the same bytes
+// under the same Options always read to the same labels, and an engine's
+// exposition repeats nearly all of its lines from one scrape to the next, so
+// the label set, the most expensive part of a sample, need not be read
+// again. The series bytes are found by a scan that only tracks quoting, so
+// for bytes known (that is, read without error before) they end exactly
+// where reading the labels would. It is asked only for samples whose name
+// precedes the label set, and never when Strict (whose checks need the
+// labels). nil turns it off; it survives Reset.
+func (p *Parser) SetKnown(known func(series []byte) bool) { p.known = known }
+
+// LabelsSkipped reports whether the labels of the sample read last were
+// skipped because SetKnown's function knew its series.
+func (p *Parser) LabelsSkipped() bool { return p.skipped }
+
+// ReadSkippedLabels reads the labels of the sample read last after all,
+// when they were skipped (for a reader whose memory of the line does not
+// fit after all), and returns them as Labels then does.
+func (p *Parser) ReadSkippedLabels() ([]Label, error) {
+	if !p.skipped {
+		return p.labels, nil
+	}
+	p.skipped = false
+	if _, err := p.parseLabelSet(p.raw, p.skipLo, &p.labels, &p.name, &p.nameQuoted); err != nil {
+		return nil, err
+	}
+	return p.labels, nil
+}
+
+// labelSetEnd returns the index after the '}' that closes the label set
+// starting at l[i] (just after its '{'), tracking only quoted strings and
+// their backslash escapes, or -1 when there is none.
+func labelSetEnd(l []byte, i int) int {
+	for ; i < len(l); i++ {
+		switch l[i] {
+		case '}':
+			return i + 1
+		case '"':
+			for i++; i < len(l) && l[i] != '"'; i++ {
+				if l[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(l) {
+				return -1
+			}
+		}
+	}
+	return -1
 }
 
 // Line is the 1-based number of the line read last.
@@ -589,8 +650,9 @@ func (p *Parser) parseSample(l []byte, i int) error {
 	line := p.line
 	p.name, p.nameQuoted = nil, false
 	p.labels = p.labels[:0]
-	p.hasTS, p.hasEx = false, false
+	p.hasTS, p.hasEx, p.skipped = false, false, false
 	nameEnd := 0 // where a name without a label set ends
+	start := i
 	if l[i] != '{' {
 		j := i
 		for j < len(l) && l[j] != '{' && !isBlank(l[j]) {
@@ -605,9 +667,17 @@ func (p *Parser) parseSample(l []byte, i int) error {
 	}
 	if i < len(l) && l[i] == '{' {
 		nameEnd = 0
-		var err error
-		if i, err = p.parseLabelSet(l, i+1, &p.labels, &p.name, &p.nameQuoted); err != nil {
-			return err
+		end := -1
+		if p.known != nil && len(p.name) > 0 && !p.opts.Strict {
+			end = labelSetEnd(l, i+1)
+		}
+		if end > 0 && p.known(l[start:end]) {
+			p.skipped, p.skipLo, i = true, i+1, end
+		} else {
+			var err error
+			if i, err = p.parseLabelSet(l, i+1, &p.labels, &p.name, &p.nameQuoted); err != nil {
+				return err
+			}
 		}
 	}
 	if len(p.name) == 0 && !p.nameQuoted {

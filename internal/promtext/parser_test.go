@@ -15,7 +15,17 @@ import (
 // dump renders every entry of body, one per line, for comparisons.
 func dump(t *testing.T, body string, opts Options) (string, error) {
 	t.Helper()
+	return dumpWith(t, body, opts, false)
+}
+
+// dumpWith is dump; with skip, the parser is told it knows every series
+// (SetKnown) and the labels are read afterwards with ReadSkippedLabels.
+func dumpWith(t *testing.T, body string, opts Options, skip bool) (string, error) {
+	t.Helper()
 	var p Parser
+	if skip {
+		p.SetKnown(func([]byte) bool { return true })
+	}
 	p.Reset([]byte(body), opts)
 	var b strings.Builder
 	for {
@@ -38,7 +48,13 @@ func dump(t *testing.T, body string, opts Options) (string, error) {
 			if q {
 				b.WriteString("(quoted)")
 			}
-			for _, l := range p.Labels() {
+			labels := p.Labels()
+			if skip {
+				if labels, err = p.ReadSkippedLabels(); err != nil {
+					return b.String(), err
+				}
+			}
+			for _, l := range labels {
 				fmt.Fprintf(&b, " %q=%q", l.Name, l.Value)
 				if l.Quoted {
 					b.WriteString("(quoted)")

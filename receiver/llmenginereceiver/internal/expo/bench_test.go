@@ -84,10 +84,12 @@ func parseOnly(c *Converter, body []byte) error {
 	c.strs.begin()
 	defer c.strs.sweep(uint32(c.opts.StaleAfter))
 	c.resetScratch()
+	c.memo.begin(false)
 	if err := c.parse(body); err != nil {
 		return err
 	}
 	c.resolveCreatedFamilies()
+	c.labels = c.memo.commit(c.series, c.labels)
 	return nil
 }
 

@@ -143,6 +143,7 @@ type Converter struct {
 	prevOK     bool
 	hbuf       []byte
 	tmp        []byte
+	memo       lineMemo
 }
 
 // NewConverter returns a Converter for one scrape target.
@@ -153,13 +154,15 @@ func NewConverter(opts Options) *Converter {
 	if opts.StaleAfter <= 0 {
 		opts.StaleAfter = defaultStaleAfter
 	}
-	return &Converter{
+	c := &Converter{
 		opts:      opts,
 		state:     make(map[uint64]seriesState),
 		strs:      newInterner(),
 		famByName: make(map[string]int32),
 		cur:       -1,
 	}
+	c.p.SetKnown(c.memo.known)
+	return c
 }
 
 // Convert parses one complete scrape body and appends one pmetric.Metric per
@@ -179,6 +182,7 @@ func (c *Converter) Convert(body []byte, f Format, now time.Time, dst pmetric.Me
 
 	c.resetScratch()
 	c.om = f == FormatOpenMetrics
+	c.memo.begin(c.om)
 	c.nowNS = now.UnixNano()
 	if err := c.parse(body); err != nil {
 		return Stats{}, err
@@ -190,6 +194,7 @@ func (c *Converter) Convert(body []byte, f Format, now time.Time, dst pmetric.Me
 	c.build(dst)
 	c.sweepState()
 	c.shrinkScratch()
+	c.labels = c.memo.commit(c.series, c.labels)
 	return c.st, nil
 }
 
@@ -222,6 +227,7 @@ func (c *Converter) shrinkScratch() {
 		c.pendingShrink++
 		if c.pendingShrink >= c.opts.StaleAfter {
 			c.seriesIdx.release()
+			c.memo.release()
 			c.scratchPeak = n
 			c.pendingShrink = 0
 		}

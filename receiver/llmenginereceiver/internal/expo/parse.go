@@ -142,15 +142,8 @@ func (c *Converter) parseSample() {
 	name, quotedName := c.p.Name()
 	lo := len(c.labels)
 	bad := ""
-	for k, lb := range c.p.Labels() {
-		if isReserved(lb.Name) {
-			continue
-		}
-		p, ok := c.labelPair(k, lb.Name, lb.Value, lb.Quoted)
-		if !ok && bad == "" {
-			bad = strconv.Quote(string(lb.Name))
-		}
-		c.labels = append(c.labels, p)
+	if !c.p.LabelsSkipped() {
+		bad = c.internLabels(c.p.Labels())
 	}
 	ex := int32(-1)
 	if e, ok := c.p.Exemplar(); ok {
@@ -166,6 +159,22 @@ func (c *Converter) parseSample() {
 	}
 	ts, hasTS := c.p.Timestamp()
 	c.fileSample(name, quotedName, lo, bad, c.p.Value(), ts, hasTS, ex, c.p.Line())
+}
+
+// internLabels appends the labels read to c.labels, interned, and returns
+// the first invalid label name, quoted, or "".
+func (c *Converter) internLabels(ls []promtext.Label) (bad string) {
+	for k, lb := range ls {
+		if isReserved(lb.Name) {
+			continue
+		}
+		p, ok := c.labelPair(k, lb.Name, lb.Value, lb.Quoted)
+		if !ok && bad == "" {
+			bad = strconv.Quote(string(lb.Name))
+		}
+		c.labels = append(c.labels, p)
+	}
+	return bad
 }
 
 func isReserved(name []byte) bool { return len(name) >= 2 && name[0] == '_' && name[1] == '_' }
@@ -222,6 +231,10 @@ func (c *Converter) resolveFamily(name []byte, quoted bool, line int) (int32, ro
 // fileSample attaches a syntactically valid sample to its family and series.
 // Samples that cannot be used are counted and skipped here.
 func (c *Converter) fileSample(name []byte, quotedName bool, lo int, bad string, v float64, ts int64, hasTS bool, ex int32, line int) {
+	// The line is remembered (lineMemo) only once its labels have made a
+	// series without a problem.
+	clean, si, r, bound := false, int32(-1), role(0), 0.0
+	defer func() { c.memo.record(clean, si, r, bound) }()
 	discard := func() {
 		c.labels = c.labels[:lo]
 		c.dropExemplar(ex)
@@ -246,6 +259,22 @@ func (c *Converter) fileSample(name []byte, quotedName bool, lo int, bad string,
 		c.cur = fi
 	}
 	f.nSamples++
+	// A line the memo knows keeps what its labels made last time, if they
+	// are read in the same role (a TYPE line may have changed it).
+	known := false
+	var lh uint64
+	var ms memoSeries
+	if c.p.LabelsSkipped() {
+		if e := &c.memo.prev[c.memo.pending.hit]; e.role == r {
+			ms = c.memo.series[e.series]
+			known, bound, lh = true, e.bound, ms.lh
+		} else if labels, err := c.p.ReadSkippedLabels(); err == nil {
+			bad = c.internLabels(labels)
+		} else {
+			// Cannot happen: these very bytes were read without error.
+			bad = strconv.Quote(err.Error())
+		}
+	}
 	if bad != "" {
 		c.invalid(line, "invalid label name %s in %q", bad, name)
 		discard()
@@ -258,9 +287,8 @@ func (c *Converter) fileSample(name []byte, quotedName bool, lo int, bad string,
 	}
 
 	// The le / quantile label is part of the sample, not of the series.
-	var bound float64
 	boundKey, boundBad, boundMissing, boundInvalid := "", "", false, false
-	if r == roleBucket || r == roleQuantile {
+	if !known && (r == roleBucket || r == roleQuantile) {
 		boundKey, boundMissing = "le", true
 		if r == roleQuantile {
 			boundKey = "quantile"
@@ -279,26 +307,35 @@ func (c *Converter) fileSample(name []byte, quotedName bool, lo int, bad string,
 		}
 	}
 
-	ls := c.labels[lo:]
-	if dup, ok := sortLabels(ls); !ok {
-		c.invalid(line, "duplicate label name %q in %q", dup, name)
-		discard()
-		return
+	if !known {
+		ls := c.labels[lo:]
+		if dup, ok := sortLabels(ls); !ok {
+			c.invalid(line, "duplicate label name %q in %q", dup, name)
+			discard()
+			return
+		}
+		// Consecutive samples usually carry the same labels (all the lines
+		// of a histogram series, the series of one model across families):
+		// compare with the previous sample's labels, which are mostly the
+		// very same interned strings, before hashing again.
+		if c.prevOK && sameLabels(ls, c.prevLabels) {
+			lh = c.prevLH
+		} else {
+			lh = c.hashLabels(ls)
+			c.prevLabels = append(c.prevLabels[:0], ls...)
+			c.prevLH, c.prevOK = lh, true
+		}
 	}
-	// Consecutive samples usually carry the same labels (all the lines of a
-	// histogram series, the series of one model across families): compare
-	// with the previous sample's labels, which are mostly the very same
-	// interned strings, before hashing again.
-	var lh uint64
-	if c.prevOK && sameLabels(ls, c.prevLabels) {
-		lh = c.prevLH
-	} else {
-		lh = c.hashLabels(ls)
-		c.prevLabels = append(c.prevLabels[:0], ls...)
-		c.prevLH, c.prevOK = lh, true
-	}
-	si, isNew := c.seriesFor(mix(f.nameHash, lh), fi, lh, lo, line)
-	if !isNew {
+	var isNew bool
+	si, isNew = c.seriesFor(mix(f.nameHash, lh), fi, lh, lo, line)
+	switch {
+	case known && isNew:
+		// Created without labels (c.labels ended at lo): copy them only
+		// now, so the other lines of the series (buckets, _sum, _count)
+		// copy nothing.
+		c.labels = append(c.labels, c.memo.labels[ms.lo:ms.hi]...)
+		c.series[si].hi = int32(len(c.labels))
+	case !isNew:
 		c.labels = c.labels[:lo] // the series already holds these labels
 	}
 	s := &c.series[si]
@@ -316,6 +353,7 @@ func (c *Converter) fileSample(name []byte, quotedName bool, lo int, bad string,
 		c.dropExemplar(ex)
 		return
 	}
+	clean = true
 
 	keepEx := false
 	switch r {
