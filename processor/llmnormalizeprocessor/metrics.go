@@ -19,6 +19,9 @@ import (
 )
 
 type normalizer struct {
+	// copyOnly turns the in-place rename off: every mapped metric is built
+	// anew by apply. Tests set it to hold the two paths to one output.
+	copyOnly bool
 	cfg      *Config
 	rules    *rules
 	traceIDs []string
@@ -240,6 +243,9 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 	}
 
 	out := pmetric.NewMetricSlice()
+	// One allocation for out's pointer list instead of a growth every few
+	// mapped metrics (out rarely holds more metrics than the scope).
+	out.EnsureCapacity(ms.Len())
 	engineIdx, engineCounted := n.tel.engineIndex[engine]
 	dropUnmapped := n.cfg.UnmappedMetrics == UnmappedDrop && n.rules.engines[engine]
 	ms.RemoveIf(func(m pmetric.Metric) bool {
@@ -253,6 +259,14 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 				c.drop(reasonUnmapped, pointCount(m))
 			}
 			return dropUnmapped
+		}
+		if len(rs) == 1 && !(rs[0].Deprecated && current[rs[0].Target+matchKey(rs[0])]) &&
+			n.renameInPlace(rs[0], m, pc.forRule(rs[0])) {
+			// Moved, not copied: out keeps the order the copy path
+			// gives (unified metrics after the scope's others, in source
+			// order), for one allocation (out's new element) per metric.
+			m.MoveTo(out.AppendEmpty())
+			return true
 		}
 		// made counts the unified points made of m; lost is why the
 		// first rule that left some of m's points behind did so. When the
@@ -268,13 +282,7 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 				}
 				continue
 			}
-			ppc := pc
-			// An application's signals come from no engine: they get no
-			// llm.engine.name.
-			if ppc.engine == "" && r.Engine != spec.SourceApp {
-				ppc.engine = r.Engine
-			}
-			k, why := n.apply(r, m, out, ppc)
+			k, why := n.apply(r, m, out, pc.forRule(r))
 			made += k
 			if k < total && !lossy {
 				lost, lossy = why, true
@@ -294,6 +302,16 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 	wrote := out.Len() > 0
 	out.MoveAndAppendTo(ms)
 	return wrote
+}
+
+// forRule is the context of the points rule r makes: data without
+// llm.engine.name gets the rule's engine. An application's signals come
+// from no engine: they get no llm.engine.name.
+func (pc pointContext) forRule(r *rule) pointContext {
+	if pc.engine == "" && r.Engine != spec.SourceApp {
+		pc.engine = r.Engine
+	}
+	return pc
 }
 
 // isUnified reports whether name is in the registry. It runs for every
@@ -390,6 +408,55 @@ func (n *normalizer) apply(r *rule, m pmetric.Metric, out pmetric.MetricSlice, p
 	return made, why
 }
 
+// renameInPlace turns m itself into the unified metric r makes of it, when
+// r takes all of m's points one for one: no selector, no setting read from
+// a label, no histogram read as a counter. It reports false, changing
+// nothing, when r needs the copy (apply) or m has no point (apply makes
+// nothing of it then).
+//
+// The result is the one apply gives (TestInPlaceRenameMatchesCopy holds
+// them to it), without a new metric and a copy of every point: on the vLLM
+// scrape that was ~3.9 allocations per point.
+func (n *normalizer) renameInPlace(r *rule, m pmetric.Metric, pc pointContext) bool {
+	if n.copyOnly || len(r.match) > 0 || r.ValueLabel != "" || r.SourceType == "histogram_sum" || pointCount(m) == 0 {
+		return false
+	}
+	switch {
+	case m.Type() == pmetric.MetricTypeHistogram && r.target.Instrument == spec.Histogram:
+		scaleHistogram(r, m.Histogram().DataPoints(), 0)
+	case m.Type() == pmetric.MetricTypeGauge && r.target.Instrument == spec.Gauge:
+		scaleNumbers(r, m.Gauge().DataPoints(), 0)
+	case m.Type() == pmetric.MetricTypeGauge && r.target.Instrument == spec.UpDownCounter:
+		// The points move from the gauge to the new sum (a move of
+		// the slice, not of each point).
+		dps := pmetric.NewNumberDataPointSlice()
+		m.Gauge().DataPoints().MoveAndAppendTo(dps)
+		sum := m.SetEmptySum()
+		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		sum.SetIsMonotonic(false)
+		dps.MoveAndAppendTo(sum.DataPoints())
+		scaleNumbers(r, sum.DataPoints(), 0)
+	case m.Type() == pmetric.MetricTypeSum && r.target.IsSum():
+		sum := m.Sum()
+		sum.SetIsMonotonic(r.target.Monotonic())
+		if sum.AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
+			sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		}
+		scaleNumbers(r, sum.DataPoints(), 0)
+	default:
+		return false
+	}
+	m.SetName(r.Target)
+	m.SetUnit(r.target.Unit)
+	m.SetDescription(r.target.Description)
+	// apply's new metric has no metadata: the source's (e.g. a Prometheus
+	// type or help the receiver kept) describes the engine's metric, not
+	// the unified one, which may not even have the same type.
+	m.Metadata().Clear()
+	pdatautil.EachAttributes(m, func(attrs pcommon.Map) bool { labelPoint(r, attrs, pc); return true })
+	return true
+}
+
 // labelPoint renames engine labels to spec attributes, drops the selector
 // labels, sets the mapping's fixed attributes, and makes sure the point
 // names its engine and (when known) model; gen_ai.server.* points also get
@@ -438,23 +505,33 @@ func copyNumbers(r *rule, src, dst pmetric.NumberDataPointSlice) int {
 	if r.ValueLabel != "" {
 		return copySetting(r, src, dst)
 	}
+	from := dst.Len()
 	for i := 0; i < src.Len(); i++ {
 		p := src.At(i)
 		if !matches(p.Attributes(), r.match) {
 			continue
 		}
-		q := dst.AppendEmpty()
-		p.CopyTo(q)
-		if r.factor != 1 {
-			switch q.ValueType() {
-			case pmetric.NumberDataPointValueTypeInt:
-				q.SetDoubleValue(float64(q.IntValue()) * r.factor)
-			case pmetric.NumberDataPointValueTypeDouble:
-				q.SetDoubleValue(q.DoubleValue() * r.factor)
-			}
+		p.CopyTo(dst.AppendEmpty())
+	}
+	scaleNumbers(r, dst, from)
+	return dst.Len()
+}
+
+// scaleNumbers converts the points of dps from index first on to the
+// target's unit; a scaled integer becomes a double.
+func scaleNumbers(r *rule, dps pmetric.NumberDataPointSlice, first int) {
+	if r.factor == 1 {
+		return
+	}
+	for i := first; i < dps.Len(); i++ {
+		q := dps.At(i)
+		switch q.ValueType() {
+		case pmetric.NumberDataPointValueTypeInt:
+			q.SetDoubleValue(float64(q.IntValue()) * r.factor)
+		case pmetric.NumberDataPointValueTypeDouble:
+			q.SetDoubleValue(q.DoubleValue() * r.factor)
 		}
 	}
-	return dst.Len()
 }
 
 // copySetting makes a point of one setting of an info gauge: its value is
@@ -489,17 +566,27 @@ func copySetting(r *rule, src, dst pmetric.NumberDataPointSlice) int {
 // and returns how many.
 func copyHistogram(r *rule, src, dst pmetric.Histogram) int {
 	dst.SetAggregationTemporality(src.AggregationTemporality())
+	from := dst.DataPoints().Len()
 	dps := src.DataPoints()
 	for i := 0; i < dps.Len(); i++ {
 		p := dps.At(i)
 		if !matches(p.Attributes(), r.match) {
 			continue
 		}
-		q := dst.DataPoints().AppendEmpty()
-		p.CopyTo(q)
-		if r.factor == 1 {
-			continue
-		}
+		p.CopyTo(dst.DataPoints().AppendEmpty())
+	}
+	scaleHistogram(r, dst.DataPoints(), from)
+	return dst.DataPoints().Len()
+}
+
+// scaleHistogram converts the points of dps from index first on to the
+// target's unit: bounds, sum, min and max.
+func scaleHistogram(r *rule, dps pmetric.HistogramDataPointSlice, first int) {
+	if r.factor == 1 {
+		return
+	}
+	for i := first; i < dps.Len(); i++ {
+		q := dps.At(i)
 		b := q.ExplicitBounds()
 		for k := 0; k < b.Len(); k++ {
 			b.SetAt(k, b.At(k)*r.factor)
@@ -514,7 +601,6 @@ func copyHistogram(r *rule, src, dst pmetric.Histogram) int {
 			q.SetMax(q.Max() * r.factor)
 		}
 	}
-	return dst.DataPoints().Len()
 }
 
 // histogramSumToCounter reads each histogram point's sum as a counter (the
