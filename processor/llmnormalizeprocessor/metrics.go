@@ -231,8 +231,13 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 	// deprecated alias (a deprecation window), only the current one is
 	// kept. Find the targets fed by current names first.
 	var current map[string]bool
+	mapped := 0
 	for i := 0; i < ms.Len(); i++ {
-		for _, r := range n.rules.lookup(ms.At(i).Name(), engine) {
+		rs := n.rules.lookup(ms.At(i).Name(), engine)
+		if len(rs) > 0 {
+			mapped++
+		}
+		for _, r := range rs {
 			if !r.Deprecated {
 				if current == nil {
 					current = map[string]bool{}
@@ -243,9 +248,12 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 	}
 
 	out := pmetric.NewMetricSlice()
-	// One allocation for out's pointer list instead of a growth every few
-	// mapped metrics (out rarely holds more metrics than the scope).
-	out.EnsureCapacity(ms.Len())
+	if mapped > 0 {
+		// One allocation for out's pointer list instead of a growth
+		// every few mapped metrics (7 on the vLLM scrape); none for a
+		// scope with nothing to map.
+		out.EnsureCapacity(mapped + derived.Len())
+	}
 	engineIdx, engineCounted := n.tel.engineIndex[engine]
 	dropUnmapped := n.cfg.UnmappedMetrics == UnmappedDrop && n.rules.engines[engine]
 	ms.RemoveIf(func(m pmetric.Metric) bool {
@@ -494,7 +502,13 @@ func renameAttrs(attrs pcommon.Map, renames []labelRename) {
 			continue
 		}
 		if _, exists := attrs.Get(rn.to); !exists {
-			v.CopyTo(attrs.PutEmpty(rn.to))
+			// Moved, not copied: a copy allocates a new value (one
+			// allocation per renamed label, 15 per vLLM scrape).
+			// PutEmpty may grow the list, which leaves v pointing
+			// into the old one: look it up again.
+			dst := attrs.PutEmpty(rn.to)
+			v, _ = attrs.Get(rn.from)
+			v.MoveTo(dst)
 		}
 		attrs.Remove(rn.from)
 	}
