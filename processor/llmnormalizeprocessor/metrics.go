@@ -238,11 +238,15 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 			mapped++
 		}
 		for _, r := range rs {
-			if !r.Deprecated {
+			// Only a key some alias shares is ever asked for: the
+			// others stay out of the map (on the vLLM scrape, 2 keys
+			// instead of 45, whose inserts and growths were a tenth
+			// of the scope's time).
+			if !r.Deprecated && r.aliased {
 				if current == nil {
 					current = map[string]bool{}
 				}
-				current[r.Target+matchKey(r)] = true
+				current[r.key] = true
 			}
 		}
 	}
@@ -268,7 +272,7 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 			}
 			return dropUnmapped
 		}
-		if len(rs) == 1 && !(rs[0].Deprecated && current[rs[0].Target+matchKey(rs[0])]) &&
+		if len(rs) == 1 && !(rs[0].Deprecated && current[rs[0].key]) &&
 			n.renameInPlace(rs[0], m, pc.forRule(rs[0])) {
 			// Moved, not copied: out keeps the order the copy path
 			// gives (unified metrics after the scope's others, in source
@@ -284,7 +288,7 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 		made, lost, lossy := 0, reasonTypeMismatch, false
 		total := pointCount(m)
 		for _, r := range rs {
-			if r.Deprecated && current[r.Target+matchKey(r)] {
+			if r.Deprecated && current[r.key] {
 				if !lossy {
 					lost, lossy = reasonAliasSuperseded, true
 				}
@@ -645,7 +649,9 @@ func mergeByName(ms pmetric.MetricSlice) {
 	if ms.Len() < 2 {
 		return
 	}
-	first := map[string]int{}
+	// Sized at once: growing it cost a rehash and two allocations per
+	// vLLM scrape.
+	first := make(map[string]int, ms.Len())
 	for i := 0; i < ms.Len(); i++ {
 		name := ms.At(i).Name()
 		j, seen := first[name]
