@@ -55,6 +55,31 @@ func TestInPlaceRenameMatchesCopy(t *testing.T) {
 	}
 }
 
+// TestScopeBeyondLookupCache: processScope keeps the first 64 metrics'
+// rules from its first pass and looks the others up again; a scope of more
+// gives the same output.
+func TestScopeBeyondLookupCache(t *testing.T) {
+	n := newTestNormalizer(t, nil)
+	scrape := scrapeEngine(t, "vllm")
+	padded := pmetric.NewMetrics()
+	scrape.CopyTo(padded)
+	ms := padded.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	rest := pmetric.NewMetricSlice()
+	ms.MoveAndAppendTo(rest)
+	for i := 0; i < 70; i++ {
+		m := ms.AppendEmpty()
+		m.SetName("acme_padding")
+		m.SetEmptyGauge().DataPoints().AppendEmpty().SetIntValue(int64(i))
+	}
+	rest.MoveAndAppendTo(ms)
+	want, _ := n.processMetrics(context.Background(), scrape)
+	got, _ := n.processMetrics(context.Background(), padded)
+	got.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().RemoveIf(func(m pmetric.Metric) bool {
+		return m.Name() == "acme_padding"
+	})
+	assertSameOutput(t, want, got)
+}
+
 // TestInPlaceRenameScales covers what the fixtures do not: a custom
 // mapping whose unit is converted, on integer and double gauges, up-down
 // counters made of gauges (scaled or not), a histogram, and a counter made
@@ -127,7 +152,7 @@ func renamedInPlace(n *normalizer, md pmetric.Metrics) int {
 	pc := pointContext{engine: engine}
 	k := 0
 	eachMetric(c, func(m pmetric.Metric) {
-		if rs := n.rules.lookup(m.Name(), engine); len(rs) == 1 && n.renameInPlace(rs[0], m, pc.forRule(rs[0])) {
+		if rs := n.rules.lookup(m.Name(), engine); len(rs) == 1 && n.renameInPlace(rs[0], m, pmetric.NewMetricSlice(), pc.forRule(rs[0])) {
 			k++
 		}
 	})
