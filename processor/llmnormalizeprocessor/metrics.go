@@ -222,16 +222,27 @@ func renameAliases(ms pmetric.MetricSlice, unversioned bool) bool {
 // setGenAIServer puts on a gen_ai.server.* point the attributes semconv
 // requires or recommends there, unless the point has them already.
 func setGenAIServer(attrs pcommon.Map, pc pointContext) {
-	if _, has := attrs.Get(spec.AttrGenAIOperationName); !has {
+	_, hasOp := attrs.Get(spec.AttrGenAIOperationName)
+	_, hasProvider := attrs.Get(spec.AttrGenAIProviderName)
+	hasProvider = hasProvider || pc.engine == ""
+	_, hasAddress := attrs.Get(spec.AttrServerAddress)
+	hasAddress = hasAddress || pc.serverAddress == ""
+	// Room for all of them at once: appended one by one, a point's
+	// attribute list grew up to three times here (1 -> 2 -> 4 -> 8).
+	add := 0
+	for _, missing := range []bool{!hasOp, !hasProvider, !hasAddress, !hasAddress && pc.serverPort > 0} {
+		if missing {
+			add++
+		}
+	}
+	attrs.EnsureCapacity(attrs.Len() + add)
+	if !hasOp {
 		attrs.PutStr(spec.AttrGenAIOperationName, spec.GenAIOperationEngine)
 	}
-	if _, has := attrs.Get(spec.AttrGenAIProviderName); !has && pc.engine != "" {
+	if !hasProvider {
 		attrs.PutStr(spec.AttrGenAIProviderName, pc.engine)
 	}
-	if pc.serverAddress == "" {
-		return
-	}
-	if _, has := attrs.Get(spec.AttrServerAddress); !has {
+	if !hasAddress {
 		attrs.PutStr(spec.AttrServerAddress, pc.serverAddress)
 		if pc.serverPort > 0 {
 			attrs.PutInt(spec.AttrServerPort, pc.serverPort)
@@ -534,17 +545,21 @@ func labelPoint(r *rule, attrs pcommon.Map, pc pointContext) {
 		attrs.PutStr(lv.key, lv.value)
 	}
 	if engine != "" {
-		if _, ok := attrs.Get(spec.AttrEngineName); !ok {
-			attrs.PutStr(spec.AttrEngineName, engine)
-		}
+		putStrIfAbsent(attrs, spec.AttrEngineName, engine)
 	}
 	if model != "" {
-		if _, ok := attrs.Get(spec.AttrGenAIRequestModel); !ok {
-			attrs.PutStr(spec.AttrGenAIRequestModel, model)
-		}
+		putStrIfAbsent(attrs, spec.AttrGenAIRequestModel, model)
 	}
 	if strings.HasPrefix(r.Target, "gen_ai.server.") {
 		setGenAIServer(attrs, pc)
+	}
+}
+
+// putStrIfAbsent sets key to v unless attrs has it: one scan of the list
+// where Get then PutStr make two.
+func putStrIfAbsent(attrs pcommon.Map, key, v string) {
+	if dst, had := attrs.GetOrPutEmpty(key); !had {
+		dst.SetStr(v)
 	}
 }
 
@@ -556,12 +571,11 @@ func renameAttrs(attrs pcommon.Map, renames []labelRename) {
 		if !ok {
 			continue
 		}
-		if _, exists := attrs.Get(rn.to); !exists {
+		if dst, exists := attrs.GetOrPutEmpty(rn.to); !exists {
 			// Moved, not copied: a copy allocates a new value (one
 			// allocation per renamed label, 15 per vLLM scrape).
-			// PutEmpty may grow the list, which leaves v pointing
-			// into the old one: look it up again.
-			dst := attrs.PutEmpty(rn.to)
+			// GetOrPutEmpty may grow the list, which leaves v
+			// pointing into the old one: look it up again.
 			v, _ = attrs.Get(rn.from)
 			v.MoveTo(dst)
 		}
