@@ -18,6 +18,11 @@ type rule struct {
 	target spec.Metric
 	factor float64
 	match  []labelValue
+	// key is the target and the selector: a deprecated alias's rule and
+	// the current name's share it. aliased is true when some deprecated
+	// rule has this key (the only keys processScope looks for).
+	key     string
+	aliased bool
 	// renames is the common label renames merged with the mapping's own,
 	// in a fixed order.
 	renames []labelRename
@@ -69,8 +74,22 @@ func compileRules(custom []CustomMapping) (*rules, error) {
 		}
 		sort.Slice(r.match, func(i, j int) bool { return r.match[i].key < r.match[j].key })
 		sort.Slice(r.set, func(i, j int) bool { return r.set[i].key < r.set[j].key })
+		r.key = r.Target + matchKey(r)
 		rs.bySource[m.Source] = append(rs.bySource[m.Source], r)
 		rs.engines[m.Engine] = true
+	}
+	aliased := map[string]bool{}
+	for _, bySource := range rs.bySource {
+		for _, r := range bySource {
+			if r.Deprecated {
+				aliased[r.key] = true
+			}
+		}
+	}
+	for _, bySource := range rs.bySource {
+		for _, r := range bySource {
+			r.aliased = aliased[r.key]
+		}
 	}
 	for _, d := range spec.Derivations() {
 		t, ok := spec.LookupMetric(d.Target)
