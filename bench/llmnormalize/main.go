@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +89,8 @@ var vllmMappings = []vllmMapping{
 	{source: "vllm:prompt_tokens_total", target: "llm.engine.tokens", set: [2]string{"gen_ai.token.type", "input"}},
 	{source: "vllm:generation_tokens_total", target: "llm.engine.tokens", set: [2]string{"gen_ai.token.type", "output"}},
 	{source: "vllm:time_to_first_token_seconds", target: "gen_ai.server.time_to_first_token"},
-	{source: "vllm:inter_token_latency_seconds", target: "gen_ai.server.time_per_output_token"},
+	{source: "vllm:request_time_per_output_token_seconds", target: "gen_ai.server.time_per_output_token"},
+	{source: "vllm:inter_token_latency_seconds", target: "llm.engine.inter_token_latency"},
 	{source: "vllm:e2e_request_latency_seconds", target: "gen_ai.server.request.duration"},
 	{source: "vllm:request_queue_time_seconds", target: "llm.engine.request.queue.duration"},
 	{source: "vllm:request_success_total", target: "llm.engine.requests.finished", renames: [][2]string{{"finished_reason", "llm.finish_reason"}}},
@@ -130,6 +132,21 @@ func transformConfig() ([]any, error) {
 		}
 		if m.set[0] != "" {
 			dp = append(dp, fmt.Sprintf(`set(datapoint.attributes[%q], %q) where %s`, m.set[0], m.set[1], is))
+		}
+		if strings.HasPrefix(m.target, "gen_ai.server.") {
+			// What semconv asks of a gen_ai.server.* point, as llmnormalize
+			// sets it: the operation, the provider (the engine) and the
+			// server, read from the scrape target's URL.
+			// (OTTL's URL() gives the port as a Go int, which set refuses.)
+			target := `resource.attributes["llm.engine.target"]`
+			for _, set := range [][2]string{
+				{spec.AttrGenAIOperationName, strconv.Quote(spec.GenAIOperationEngine)},
+				{spec.AttrGenAIProviderName, `resource.attributes["llm.engine.name"]`},
+				{spec.AttrServerAddress, `ExtractPatterns(` + target + `, "^[a-z]+://(?P<host>[^:/]+)")["host"]`},
+				{spec.AttrServerPort, `Int(ExtractPatterns(` + target + `, "^[a-z]+://[^:/]+:(?P<port>[0-9]+)")["port"])`},
+			} {
+				dp = append(dp, fmt.Sprintf(`set(datapoint.attributes[%q], %s) where %s and datapoint.attributes[%q] == nil`, set[0], set[1], is, set[0]))
+			}
 		}
 		if t.Instrument == spec.UpDownCounter {
 			convert = append(convert, fmt.Sprintf(`convert_gauge_to_sum("cumulative", false) where %s and metric.type == METRIC_DATA_TYPE_GAUGE`, is))
