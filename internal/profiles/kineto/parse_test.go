@@ -346,6 +346,40 @@ func TestDecimalToIntMatchesBig(t *testing.T) {
 	}
 }
 
+func TestPlainIntMatchesDecimal(t *testing.T) {
+	// plainInt, the integer fast path of intValue, takes what it takes
+	// with parseDecimal's value, and leaves the rest to it.
+	texts := []string{"0", "-0", "7", "-512", "01", "-", "1669783687464181", "9223372036854775", "9223372036854776",
+		"999999999999999999", "1000000000000000000", "-999999999999999999", "12.5", "1e3", "12a", "00"}
+	for i := range 20000 {
+		texts = append(texts, genNumber(uint64(i)*2654435761+12345))
+	}
+	for _, txt := range texts {
+		for _, scale := range []int{0, 3} {
+			for _, after := range []string{",", "}", " ", "\n", ""} {
+				b := []byte(txt + after)
+				v, n := plainInt(b, scale)
+				if n == 0 {
+					continue
+				}
+				if n >= len(b) {
+					t.Fatalf("%q: taken with nothing after it (it may go on past the buffer)", b)
+				}
+				// The general path's token: up to the first byte that
+				// cannot be part of a number.
+				end := 0
+				for end < len(b) && numChar[b[end]] {
+					end++
+				}
+				want, ok, valid := parseDecimal(b[:end], scale)
+				if n != end || !valid || !ok || v != want {
+					t.Fatalf("%q scale %d: plainInt %d (%d bytes), parseDecimal %d ok %v valid %v", txt, scale, v, n, want, ok, valid)
+				}
+			}
+		}
+	}
+}
+
 func TestSyntaxErrors(t *testing.T) {
 	tests := []struct {
 		doc    string
