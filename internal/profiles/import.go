@@ -4,7 +4,6 @@
 package profiles
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -273,8 +272,7 @@ func (r *run) kineto(f *os.File) error {
 	workers := max(r.opts.ParseWorkers, 1)
 	if workers > 1 {
 		if st, err := f.Stat(); err == nil {
-			_, gz := zr.(*gzip.Reader)
-			workers = kineto.WorkersFor(st.Size(), gz, workers)
+			workers = kineto.WorkersFor(st.Size(), kineto.Gzipped(zr), workers)
 		}
 	}
 	b := kinetobuild.NewBuilder(kinetobuild.Options{MinDuration: r.opts.MinDuration, FoldPythonFrames: r.opts.FoldPythonFrames,

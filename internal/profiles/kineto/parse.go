@@ -7,11 +7,16 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	// klauspost's inflate, rather than compress/gzip's: same format and
+	// multistream reading, 25–45% less time gunzipping a trace (1.0–1.5 s
+	// vs 0.76–0.81 s on the generated 541 MB trace's 29 MB .gz), which is
+	// the floor of a .gz import.
+	"github.com/klauspost/compress/gzip"
 )
 
 // Options tune Parse.
@@ -98,6 +103,12 @@ func Open(r io.Reader) (io.Reader, error) {
 	return br, nil
 }
 
+// Gzipped reports whether r, from Open, decompresses its input.
+func Gzipped(r io.Reader) bool {
+	_, gz := r.(*gzip.Reader)
+	return gz
+}
+
 // ParseFile opens path, decompresses it if it is gzipped (by magic, not by
 // name) and parses it. Errors name the file.
 func ParseFile(path string, opts Options, h Handler) (Metadata, error) {
@@ -112,8 +123,7 @@ func ParseFile(path string, opts Options, h Handler) (Metadata, error) {
 	}
 	if opts.Workers > 1 {
 		if st, err := f.Stat(); err == nil {
-			_, gz := r.(*gzip.Reader)
-			opts.Workers = WorkersFor(st.Size(), gz, opts.Workers)
+			opts.Workers = WorkersFor(st.Size(), Gzipped(r), opts.Workers)
 		}
 	}
 	md, err := Parse(r, opts, h)
