@@ -277,7 +277,8 @@ func (r *run) kineto(f *os.File) error {
 	}
 	b := kinetobuild.NewBuilder(kinetobuild.Options{MinDuration: r.opts.MinDuration, FoldPythonFrames: r.opts.FoldPythonFrames,
 		SpanBudget: r.opts.SpanBudget, LeakSuspects: r.opts.LeakSuspects, MinLeakBytes: r.opts.MinLeakBytes})
-	md, err := kineto.Parse(zr, kineto.Options{MaxDecompressed: r.opts.MaxDecompressedSize, Workers: workers}, b)
+	md, err := kineto.Parse(zr, kineto.Options{MaxDecompressed: r.opts.MaxDecompressedSize, Workers: workers,
+		NoOtherArgs: true}, b) // the builder reads no Args.Other
 	r.res.Kineto = md
 	if err != nil {
 		return err

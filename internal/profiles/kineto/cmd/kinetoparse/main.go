@@ -102,7 +102,7 @@ func run() int {
 			}
 			return nil
 		})
-		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes, Workers: *workers}, h)
+		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes, Workers: *workers, NoOtherArgs: *full}, h)
 		if err == nil && b != nil {
 			// Spans come in batches, as the receiver takes them: each is
 			// counted and dropped before the next is built.
