@@ -751,3 +751,41 @@ func TestDocsAreTrueAboutEventReuse(t *testing.T) {
 		}
 	}
 }
+
+// Reset clears every field of an Event (Args to its defaults), whatever
+// was in it: a field added to Event or Args and not to Reset fails here.
+func TestEventResetClearsEveryField(t *testing.T) {
+	var e Event
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Field(i)
+			switch f.Kind() {
+			case reflect.Int64:
+				f.SetInt(7)
+			case reflect.Uint8:
+				f.SetUint('X')
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.String:
+				f.SetString("x")
+			case reflect.Struct:
+				fill(f)
+			case reflect.Slice:
+				f.Set(reflect.ValueOf([]KV{{"k", "v"}}))
+			default:
+				t.Fatalf("field %s of kind %s: teach this test (and Reset) about it", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	fill(reflect.ValueOf(&e).Elem())
+	e.Reset()
+	if len(e.Args.Other) != 0 || cap(e.Args.Other) == 0 {
+		t.Fatalf("Args.Other %v (cap %d): want empty, storage kept", e.Args.Other, cap(e.Args.Other))
+	}
+	want := Event{Args: Args{ExternalID: -1, Correlation: -1, PythonID: -1, PythonParentID: -1, Device: -1, Stream: -1,
+		Addr: -1, Bytes: 0, TotalAllocated: -1, TotalReserved: -1, DeviceType: -1, DeviceID: -1, Other: e.Args.Other}}
+	if !reflect.DeepEqual(e, want) {
+		t.Fatalf("after Reset:\n got %+v\nwant %+v", e, want)
+	}
+}
