@@ -235,8 +235,11 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 			}
 		}
 		var fl summary
-		if err := json.Unmarshal(res["floor"].Stdout, &fl); err != nil || fl.Bytes != in.trace {
-			return fmt.Errorf("floor on %s read %d bytes, want %d (%v)", in.path, fl.Bytes, in.trace, err)
+		if err := json.Unmarshal(res["floor"].Stdout, &fl); err != nil {
+			return fmt.Errorf("floor on %s: %w", in.path, err)
+		}
+		if fl.Bytes != in.trace {
+			return fmt.Errorf("floor on %s read %d bytes, want %d", in.path, fl.Bytes, in.trace)
 		}
 		rows = append(rows, row{in, res})
 		mb := float64(in.trace) / 1e6
