@@ -4,7 +4,6 @@
 package profiles
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -273,13 +272,13 @@ func (r *run) kineto(f *os.File) error {
 	workers := max(r.opts.ParseWorkers, 1)
 	if workers > 1 {
 		if st, err := f.Stat(); err == nil {
-			_, gz := zr.(*gzip.Reader)
-			workers = kineto.WorkersFor(st.Size(), gz, workers)
+			workers = kineto.WorkersFor(st.Size(), kineto.Gzipped(zr), workers)
 		}
 	}
 	b := kinetobuild.NewBuilder(kinetobuild.Options{MinDuration: r.opts.MinDuration, FoldPythonFrames: r.opts.FoldPythonFrames,
 		SpanBudget: r.opts.SpanBudget, LeakSuspects: r.opts.LeakSuspects, MinLeakBytes: r.opts.MinLeakBytes})
-	md, err := kineto.Parse(zr, kineto.Options{MaxDecompressed: r.opts.MaxDecompressedSize, Workers: workers}, b)
+	md, err := kineto.Parse(zr, kineto.Options{MaxDecompressed: r.opts.MaxDecompressedSize, Workers: workers,
+		NoOtherArgs: true}, b) // the builder reads no Args.Other
 	r.res.Kineto = md
 	if err != nil {
 		return err

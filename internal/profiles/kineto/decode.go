@@ -542,7 +542,7 @@ func (p *parser) args() {
 		k := p.str()
 		code := argKey(k)
 		var key string
-		if code == argOther && len(a.Other) < MaxOtherArgs {
+		if code == argOther && len(a.Other) < MaxOtherArgs && !p.noOther {
 			key = p.tab.sym(k)
 		}
 		p.colon()

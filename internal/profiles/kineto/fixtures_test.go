@@ -324,6 +324,15 @@ func FuzzParse(f *testing.F) {
 		want := parseAll(t, bytes.NewReader(data), Options{})
 		got := parseAll(t, bytes.NewReader(data), tinyParallel(2, 8+len(data)%61, 128))
 		sameOutcome(t, "parallel", want, got)
+		// NoOtherArgs (the import's setting) changes nothing but
+		// Args.Other, on the parallel parser too.
+		noOther := tinyParallel(2, 8+len(data)%61, 128)
+		noOther.NoOtherArgs = true
+		got = parseAll(t, bytes.NewReader(data), noOther)
+		for i := range want.events {
+			want.events[i].Args.Other = nil
+		}
+		sameOutcome(t, "parallel, NoOtherArgs", want, got)
 		if err != nil {
 			if se := (*SyntaxError)(nil); errors.As(err, &se) && (se.Offset < 0 || se.Offset > int64(len(data)) || se.Line < 1) {
 				t.Fatalf("bad error position: %v", se)

@@ -134,6 +134,18 @@ func (p *parser) ws(what string) byte {
 }
 
 func (p *parser) wsSlow(what string) byte {
+	// One space then a token: how Kineto writes every ", " and ": ", so
+	// most calls; taking it before the loop cut the CPU of 20 parses of
+	// hta-df_index_resolver (BenchmarkParseDFIndexResolver) from 2.14–2.18
+	// to 1.96–2.02 s user. p.pos+1 is within buf: buf[pos] == ' ' means
+	// pos < end, and buf[end] exists. (ws cannot take this itself: it
+	// would no longer be inlined.)
+	if p.buf[p.pos] == ' ' {
+		if c := p.buf[p.pos+1]; c > ' ' {
+			p.pos++
+			return c
+		}
+	}
 	for {
 		rest := p.buf[p.pos:p.end]
 		for i, c := range rest {
@@ -180,8 +192,19 @@ func (p *parser) expect(c byte, what string) {
 func (p *parser) intValue(scale int) (int64, bool) {
 	switch c := p.ws("for a value"); {
 	case c == '-' || (c >= '0' && c <= '9'):
-		// Fast path: the number is whole in the buffer.
 		rest := p.buf[p.pos:p.end]
+		// Fastest path: a plain integer of at most 18 digits, whole in
+		// the buffer (ts, dur, ids, pids, Bytes: nearly every number of
+		// a trace), converted in the one pass that finds its end, where
+		// the path below scans it twice (numChar, then parseDecimal).
+		// parseDecimal gives the same value for it. Cut the CPU of 20
+		// parses of hta-df_index_resolver from 2.00–2.05 to 1.92–1.95 s
+		// user (BenchmarkParseDFIndexResolver).
+		if v, n := plainInt(rest, scale); n > 0 {
+			p.pos += n
+			return v, true
+		}
+		// Fast path: the number is whole in the buffer.
 		for i, c := range rest {
 			if !numChar[c] {
 				if v, ok, valid := parseDecimal(rest[:i], scale); valid {
@@ -218,6 +241,39 @@ func (p *parser) intValue(scale int) (int64, bool) {
 	}
 	p.skipValue()
 	return 0, false
+}
+
+// plainInt converts the plain integer (-?[0-9]{1,18}, no leading zero)
+// that b starts with, in 10^-scale units, when a byte that cannot continue
+// a number follows it in b and the result fits an int64; n is its length,
+// 0 when it is not such an integer (the caller takes the general path).
+func plainInt(b []byte, scale int) (v int64, n int) {
+	i := 0
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		i = 1
+	}
+	start := i
+	var m uint64
+	for i < len(b) && i-start < 18 {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		m = m*10 + uint64(d)
+		i++
+	}
+	if i == start || i >= len(b) || numChar[b[i]] || (b[start] == '0' && i-start > 1) {
+		return 0, 0
+	}
+	if m > (1<<63-1)/pow10[scale] {
+		return 0, 0
+	}
+	m *= pow10[scale]
+	if neg {
+		return -int64(m), i
+	}
+	return int64(m), i
 }
 
 var numChar = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true,

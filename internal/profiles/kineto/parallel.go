@@ -281,17 +281,18 @@ func newWorker() *worker {
 func (w *worker) run(j *job, top *parser, s *stream) {
 	maxOff := max(j.stopAt, j.start) + top.overrun
 	q := &parser{
-		r:      &streamReader{s: s, b: j.b, idx: j.idx, maxOff: maxOff, job: true},
-		buf:    w.buf,
-		mark:   -1,
-		tok:    -1,
-		limit:  top.limit,
-		h:      j,
-		tab:    w.tab,
-		stopAt: j.stopAt,
-		base:   j.start,
-		read:   j.start,
-		lines:  j.b.lines + bytes.Count(j.b.data[:j.idx], nl),
+		r:       &streamReader{s: s, b: j.b, idx: j.idx, maxOff: maxOff, job: true},
+		buf:     w.buf,
+		mark:    -1,
+		tok:     -1,
+		limit:   top.limit,
+		h:       j,
+		tab:     w.tab,
+		stopAt:  j.stopAt,
+		noOther: top.noOther,
+		base:    j.start,
+		read:    j.start,
+		lines:   j.b.lines + bytes.Count(j.b.data[:j.idx], nl),
 	}
 	q.buf[0] = 0
 	q.ev.Args.Other = w.other[:0]

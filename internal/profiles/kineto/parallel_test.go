@@ -195,3 +195,34 @@ func TestParallelHandlerError(t *testing.T) {
 		t.Fatalf("err %v after %d events, want the handler's error after %d", err, n, stopAfter)
 	}
 }
+
+// NoOtherArgs changes nothing but Args.Other (left empty), on one
+// goroutine and on several, on whole and on truncated documents.
+func TestNoOtherArgs(t *testing.T) {
+	check := func(what, doc string) {
+		t.Helper()
+		want := parseAll(t, strings.NewReader(doc), Options{})
+		for i := range want.events {
+			want.events[i].Args.Other = nil
+		}
+		seq := parseAll(t, strings.NewReader(doc), Options{NoOtherArgs: true})
+		sameOutcome(t, what+", one goroutine", want, seq)
+		par := tinyParallel(2, 64, 4096)
+		par.NoOtherArgs = true
+		sameOutcome(t, what+", parallel", want, parseAll(t, strings.NewReader(doc), par))
+	}
+	for d, doc := range trickyDocs {
+		check(fmt.Sprintf("doc %d", d), doc)
+	}
+	doc := trickyDocs[1]
+	for n := 0; n <= len(doc); n += 7 {
+		check(fmt.Sprintf("cut at %d", n), doc[:n])
+	}
+	for name := range fixtures {
+		data := readFixture(t, name)
+		if len(data) > 4<<20 {
+			continue // the large ones are TestParallelFixtures'
+		}
+		check(name, string(data))
+	}
+}

@@ -346,6 +346,40 @@ func TestDecimalToIntMatchesBig(t *testing.T) {
 	}
 }
 
+func TestPlainIntMatchesDecimal(t *testing.T) {
+	// plainInt, the integer fast path of intValue, takes what it takes
+	// with parseDecimal's value, and leaves the rest to it.
+	texts := []string{"0", "-0", "7", "-512", "01", "-", "1669783687464181", "9223372036854775", "9223372036854776",
+		"999999999999999999", "1000000000000000000", "-999999999999999999", "12.5", "1e3", "12a", "00"}
+	for i := range 20000 {
+		texts = append(texts, genNumber(uint64(i)*2654435761+12345))
+	}
+	for _, txt := range texts {
+		for _, scale := range []int{0, 3} {
+			for _, after := range []string{",", "}", " ", "\n", ""} {
+				b := []byte(txt + after)
+				v, n := plainInt(b, scale)
+				if n == 0 {
+					continue
+				}
+				if n >= len(b) {
+					t.Fatalf("%q: taken with nothing after it (it may go on past the buffer)", b)
+				}
+				// The general path's token: up to the first byte that
+				// cannot be part of a number.
+				end := 0
+				for end < len(b) && numChar[b[end]] {
+					end++
+				}
+				want, ok, valid := parseDecimal(b[:end], scale)
+				if n != end || !valid || !ok || v != want {
+					t.Fatalf("%q scale %d: plainInt %d (%d bytes), parseDecimal %d ok %v valid %v", txt, scale, v, n, want, ok, valid)
+				}
+			}
+		}
+	}
+}
+
 func TestSyntaxErrors(t *testing.T) {
 	tests := []struct {
 		doc    string
@@ -715,5 +749,43 @@ func TestDocsAreTrueAboutEventReuse(t *testing.T) {
 		if names[i] != "n" || ids[i] != "12345" || others[i] != "1.25" {
 			t.Fatalf("event %d: %q %q %q", i, names[i], ids[i], others[i])
 		}
+	}
+}
+
+// Reset clears every field of an Event (Args to its defaults), whatever
+// was in it: a field added to Event or Args and not to Reset fails here.
+func TestEventResetClearsEveryField(t *testing.T) {
+	var e Event
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Field(i)
+			switch f.Kind() {
+			case reflect.Int64:
+				f.SetInt(7)
+			case reflect.Uint8:
+				f.SetUint('X')
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.String:
+				f.SetString("x")
+			case reflect.Struct:
+				fill(f)
+			case reflect.Slice:
+				f.Set(reflect.ValueOf([]KV{{"k", "v"}}))
+			default:
+				t.Fatalf("field %s of kind %s: teach this test (and Reset) about it", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	fill(reflect.ValueOf(&e).Elem())
+	e.Reset()
+	if len(e.Args.Other) != 0 || cap(e.Args.Other) == 0 {
+		t.Fatalf("Args.Other %v (cap %d): want empty, storage kept", e.Args.Other, cap(e.Args.Other))
+	}
+	want := Event{Args: Args{ExternalID: -1, Correlation: -1, PythonID: -1, PythonParentID: -1, Device: -1, Stream: -1,
+		Addr: -1, Bytes: 0, TotalAllocated: -1, TotalReserved: -1, DeviceType: -1, DeviceID: -1, Other: e.Args.Other}}
+	if !reflect.DeepEqual(e, want) {
+		t.Fatalf("after Reset:\n got %+v\nwant %+v", e, want)
 	}
 }

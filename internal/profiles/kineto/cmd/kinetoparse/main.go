@@ -7,13 +7,18 @@
 // the measured side of bench/profileimport (which, living in another
 // module, cannot import this internal package) and a debugging aid.
 //
-//	go run ./internal/profiles/kineto/cmd/kinetoparse [-max-bytes N] FILE...
+// With -floor it only reads each file (gunzipping a .gz) through the
+// reader the parser uses and prints the byte count: the floor under any
+// import of it.
+//
+//	go run ./internal/profiles/kineto/cmd/kinetoparse [-max-bytes N] [-import] [-workers N] [-floor] FILE...
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 
@@ -45,6 +50,7 @@ func run() int {
 	full := flag.Bool("import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
 	workers := flag.Int("workers", 2, "goroutines parsing traceEvents (the receiver's parse_workers; 1: sequential)")
+	floor := flag.Bool("floor", false, "only read (and gunzip) each file, parsing nothing: the floor under the import")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -62,6 +68,20 @@ func run() int {
 		return 2
 	}
 	enc := json.NewEncoder(os.Stdout)
+	if *floor {
+		for _, path := range flag.Args() {
+			n, err := readOnly(path)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "kinetoparse:", err)
+				return 1
+			}
+			if err := enc.Encode(map[string]any{"file": path, "bytes": n}); err != nil {
+				fmt.Fprintln(os.Stderr, "kinetoparse:", err)
+				return 1
+			}
+		}
+		return 0
+	}
 	for _, path := range flag.Args() {
 		s := summary{File: path, ByPhase: map[string]int64{}, ByCategory: map[string]int64{}}
 		// Trivial work per event: count by phase and category, sum the
@@ -82,7 +102,7 @@ func run() int {
 			}
 			return nil
 		})
-		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes, Workers: *workers}, h)
+		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes, Workers: *workers, NoOtherArgs: *full}, h)
 		if err == nil && b != nil {
 			// Spans come in batches, as the receiver takes them: each is
 			// counted and dropped before the next is built.
@@ -111,4 +131,31 @@ func run() int {
 		}
 	}
 	return 0
+}
+
+// readOnly reads path to its end the way ParseFile does (kineto.Open:
+// gunzipped by magic) into a buffer of the parser's size, and returns the
+// (decompressed) byte count.
+func readOnly(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
+	r, err := kineto.Open(f)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		m, err := r.Read(buf)
+		n += int64(m)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
