@@ -274,16 +274,22 @@ generate: $(MDATAGEN)
 	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md docs/engine-mappings.md docs/prometheus-names.md
 	$(GO) run ./internal/dashboards/cmd/dashgen -out distro/grafana
 
+# Every benchmark, each program's output kept in $(BENCH_OUT), and at the end
+# every target's line with its verdict (MET / NOT MET), once each.
+BENCH_OUT := $(BUILD_DIR)/bench
 bench: build $(FAKENVML)
-	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
-	cd bench && $(GO) run ./llmengine
-	cd bench && $(GO) run ./textparse
-	cd bench && $(GO) run ./llmnormalize
-	cd bench && $(GO) run ./profileimport
-	cd bench && $(GO) run ./snapshot
+	@mkdir -p $(BENCH_OUT)
+	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./... | tee $(BENCH_OUT)/go-benchmarks.txt
+	cd bench && $(GO) run ./llmengine | tee ../$(BENCH_OUT)/llmengine.txt
+	cd bench && $(GO) run ./textparse | tee ../$(BENCH_OUT)/textparse.txt
+	cd bench && $(GO) run ./llmnormalize | tee ../$(BENCH_OUT)/llmnormalize.txt
+	cd bench && $(GO) run ./profileimport | tee ../$(BENCH_OUT)/profileimport.txt
+	cd bench && $(GO) run ./snapshot | tee ../$(BENCH_OUT)/snapshot.txt
 	# The built agent under a full node's load for 5 minutes (about 7 with
 	# its idle phase): LOAD_DURATION=30s for a quick run.
-	cd bench && $(GO) run ./load -duration $(LOAD_DURATION)
+	cd bench && $(GO) run ./load -duration $(LOAD_DURATION) | tee ../$(BENCH_OUT)/load.txt
+	@echo; echo "== the targets and their verdicts (full output in $(BENCH_OUT)/)"
+	@grep -H -E '\b(NOT )?MET\b' $(BENCH_OUT)/*.txt | sed 's|^$(BENCH_OUT)/||; s|\.txt:| |' | awk '!seen[$$0]++'
 
 clean:
 	rm -rf $(BUILD_DIR)
