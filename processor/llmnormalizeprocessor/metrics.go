@@ -328,7 +328,7 @@ func (n *normalizer) processScope(ms pmetric.MetricSlice, pc pointContext, c *ba
 			}
 			return dropUnmapped
 		}
-		if len(rs) == 1 && !(rs[0].Deprecated && current[rs[0].key]) &&
+		if len(rs) == 1 && (!rs[0].Deprecated || !current[rs[0].key]) &&
 			n.renameInPlace(rs[0], m, out, pc.forRule(rs[0])) {
 			return true
 		}
@@ -567,16 +567,15 @@ func putStrIfAbsent(attrs pcommon.Map, key, v string) {
 // under the new key wins, and the old key is removed either way.
 func renameAttrs(attrs pcommon.Map, renames []labelRename) {
 	for _, rn := range renames {
-		v, ok := attrs.Get(rn.from)
-		if !ok {
+		if _, ok := attrs.Get(rn.from); !ok {
 			continue
 		}
 		if dst, exists := attrs.GetOrPutEmpty(rn.to); !exists {
 			// Moved, not copied: a copy allocates a new value (one
 			// allocation per renamed label, 15 per vLLM scrape).
-			// GetOrPutEmpty may grow the list, which leaves v
-			// pointing into the old one: look it up again.
-			v, _ = attrs.Get(rn.from)
+			// GetOrPutEmpty may grow the list, which would leave a value
+			// taken before it pointing into the old one: look it up now.
+			v, _ := attrs.Get(rn.from)
 			v.MoveTo(dst)
 		}
 		attrs.Remove(rn.from)
