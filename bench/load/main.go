@@ -36,6 +36,8 @@ type options struct {
 	rate, batch            int
 	keep                   bool
 	top                    bool
+	floor                  bool
+	floorBin               string
 }
 
 func main() {
@@ -49,6 +51,8 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 500, "spans per OTLP request")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory (configs, logs, heap profile) and print its path")
 	flag.BoolVar(&o.top, "top", false, "print the heap profile's top lines even when every target is met")
+	flag.BoolVar(&o.floor, "floor", false, "also run the floor (the collector core alone: OTLP receiver, batch, OTLP exporter; `make floor`) under the same spans/s, and print ours ÷ floor")
+	flag.StringVar(&o.floorBin, "floorbin", "", "the floor binary (default ~/.cache/otelcol-llmops/floor-v0.161.0/otelcol-floor, where `make floor` builds it)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -67,7 +71,22 @@ func run(o options) (err error) {
 	if o.fakenvml == "" {
 		o.fakenvml = filepath.Join(root, "_build", "fakenvml", "libnvidia-ml.so.1")
 	}
-	for _, f := range []struct{ path, make string }{{o.bin, "build"}, {o.fakenvml, "fakenvml"}} {
+	if o.floor && o.floorBin == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return err
+		}
+		v, err := ocbVersion(root)
+		if err != nil {
+			return err
+		}
+		o.floorBin = filepath.Join(cache, "otelcol-llmops", "floor-"+v, "otelcol-floor")
+	}
+	need := []struct{ path, make string }{{o.bin, "build"}, {o.fakenvml, "fakenvml"}}
+	if o.floor {
+		need = append(need, struct{ path, make string }{o.floorBin, "floor"})
+	}
+	for _, f := range need {
 		if _, err := os.Stat(f.path); err != nil {
 			return fmt.Errorf("%w: run `make %s` in the repository root first, or pass the path", err, f.make)
 		}
@@ -112,6 +131,7 @@ func run(o options) (err error) {
 	// Idle: the agent with nothing to watch (no NVML library, one engine
 	// target on a port nobody listens on).
 	var idle []sample
+	var idleMaps mappings
 	if o.idle > 0 {
 		ports, err := freePorts()
 		if err != nil {
@@ -131,6 +151,9 @@ func run(o options) (err error) {
 		fmt.Printf("idle: the agent with nothing to watch for %s ...\n", o.idle)
 		idle, err = sampleFor(ctx, a, sk, nil, o.idle, 0)
 		if err != nil {
+			return err
+		}
+		if idleMaps, err = readSmaps(a.pid()); err != nil {
 			return err
 		}
 		if err := a.stop(); err != nil {
@@ -184,6 +207,10 @@ func run(o options) (err error) {
 		return err
 	}
 	benchCPU := selfCPU() - benchCPU0
+	loadMaps, err := readSmaps(a.pid())
+	if err != nil {
+		return err
+	}
 	heap := filepath.Join(tmp, "heap.pb.gz")
 	heapErr := fetch(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", ports.pprof), heap)
 
@@ -199,11 +226,24 @@ func run(o options) (err error) {
 		fmt.Printf("note: stopping the load agent: %v\n", err)
 	}
 
-	met := report(o, idle, load, drain, tr, limiterLogs, benchCPU, total)
+	// The floor, once the agent has stopped: the same spans/s into the
+	// collector core alone.
+	var fl *floorRun
+	if o.floor {
+		fmt.Println()
+		if fl, err = runFloor(ctx, o, shipped, tmp, func(a *agent) { agents = append(agents, a) }); err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+	}
+
+	met := report(o, idle, load, drain, tr, limiterLogs, benchCPU, total, idleMaps, loadMaps, fl)
 	if heapErr != nil {
 		fmt.Printf("heap profile: %v\n", heapErr)
-	} else if !met || o.top {
-		printTop(heap)
+	} else {
+		printHeapByComponent(heap)
+		if !met || o.top {
+			printTop(heap)
+		}
 	}
 	return nil
 }
