@@ -287,7 +287,7 @@ generate: $(MDATAGEN)
 	$(GO) run ./internal/spec/cmd/specdoc docs/metric-spec.md docs/engine-mappings.md docs/prometheus-names.md
 	$(GO) run ./internal/dashboards/cmd/dashgen -out distro/grafana
 
-bench: build $(FAKENVML)
+bench: build $(FAKENVML) $(FLOOR)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./...
 	cd bench && $(GO) run ./llmengine
 	cd bench && $(GO) run ./textparse
@@ -295,8 +295,9 @@ bench: build $(FAKENVML)
 	cd bench && $(GO) run ./profileimport
 	cd bench && $(GO) run ./snapshot
 	# The built agent under a full node's load for 5 minutes (about 7 with
-	# its idle phase): LOAD_DURATION=30s for a quick run.
-	cd bench && $(GO) run ./load -duration $(LOAD_DURATION)
+	# its idle phase), then the floor (the collector core alone) under the
+	# same spans/s: LOAD_DURATION=30s for a quick run.
+	cd bench && $(GO) run ./load -duration $(LOAD_DURATION) -floor -floorbin $(FLOOR)
 
 clean:
 	rm -rf $(BUILD_DIR)
