@@ -102,7 +102,7 @@ func runFloor(ctx context.Context, o options, shipped, tmp string, track func(*a
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			return nil, err
 		}
-		a, err := startCollector(o.floorBin, []string{path}, tmp, name, ports, nil, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports.telemetry))
+		a, err := startCollector(o.floorBin, []string{path}, tmp, name, ports, o.env, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports.telemetry))
 		if err != nil {
 			return nil, err
 		}

@@ -38,6 +38,7 @@ type options struct {
 	top                    bool
 	floor                  bool
 	floorBin               string
+	env                    []string // KEY=VALUE for the agent and the floor (-env)
 }
 
 func main() {
@@ -53,6 +54,13 @@ func main() {
 	flag.BoolVar(&o.top, "top", false, "print the heap profile's top lines even when every target is met")
 	flag.BoolVar(&o.floor, "floor", false, "also run the floor (the collector core alone: OTLP receiver, batch, OTLP exporter; `make floor`) under the same spans/s, and print ours ÷ floor")
 	flag.StringVar(&o.floorBin, "floorbin", "", "the floor binary (default ~/.cache/otelcol-llmops/floor-v0.161.0/otelcol-floor, where `make floor` builds it)")
+	flag.Func("env", "KEY=VALUE added to the environment of the agent and of the floor, e.g. GOMEMLIMIT=48MiB or GOGC=50 (repeatable)", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return errors.New("want KEY=VALUE")
+		}
+		o.env = append(o.env, v)
+		return nil
+	})
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -126,7 +134,11 @@ func run(o options) (err error) {
 	defer sk.stop()
 
 	fmt.Printf("agent: %s\nshipped configuration: %s (+ overlay: 1s collection, 4 engine targets, OTLP to a sink, pprof)\n", o.bin, shipped)
-	fmt.Printf("machine: %d CPUs; the load generator runs in this process and competes with the agent for them\n\n", numCPU())
+	fmt.Printf("machine: %d CPUs; the load generator runs in this process and competes with the agent for them\n", numCPU())
+	if len(o.env) > 0 {
+		fmt.Printf("environment added to the agent and the floor: %s\n", strings.Join(o.env, " "))
+	}
+	fmt.Println()
 
 	// Idle: the agent with nothing to watch (no NVML library, one engine
 	// target on a port nobody listens on).
@@ -143,7 +155,7 @@ func run(o options) (err error) {
 		}
 		ov := overlay(nil, []string{fmt.Sprintf("http://127.0.0.1:%d/metrics", closed)}, sk.addr, ports.pprof)
 		a, err := startAgent(o.bin, shipped, tmp, "idle", ov, ports,
-			[]string{"LLMOPS_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1")})
+			append([]string{"LLMOPS_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1")}, o.env...))
 		if err != nil {
 			return err
 		}
@@ -189,7 +201,7 @@ func run(o options) (err error) {
 		return err
 	}
 	a, err := startAgent(o.bin, shipped, tmp, "load", overlay(engines, nil, sk.addr, ports.pprof), ports,
-		[]string{"LLMOPS_NVML_LIBRARY=" + o.fakenvml, "FAKE_NVML_SCENARIO=" + scen, "FAKE_NVML_TIME_SCALE=1"})
+		append([]string{"LLMOPS_NVML_LIBRARY=" + o.fakenvml, "FAKE_NVML_SCENARIO=" + scen, "FAKE_NVML_TIME_SCALE=1"}, o.env...))
 	if err != nil {
 		return err
 	}
