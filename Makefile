@@ -5,6 +5,7 @@
 #                  (DEMO_DURATION=60 stops after 60 s; default: until Ctrl-C)
 #   make run       build, then run the collector on distro/config.yaml
 #   make llmprof   build _build/llmprof (profile summary / diff / export)
+#   make floor     the collector core alone, outside the repository (bench/load -floor)
 #   make test      unit tests, then end-to-end tests against the built binary
 #   make lint      gofmt, go vet and golangci-lint (.golangci.yml, also on bench/textparse;
 #                  the pinned golangci-lint is installed into a cache once per machine)
@@ -78,7 +79,7 @@ KUBE_BINS    := $(KUBE_DIR)/kube-apiserver $(KUBE_DIR)/kubectl
 KUBE_VERSION_PARTS := $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
 KUBE_LDFLAGS := -s -w $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(KUBE_VERSION) -X $(p).gitMajor=$(word 1,$(KUBE_VERSION_PARTS)) -X $(p).gitMinor=$(word 2,$(KUBE_VERSION_PARTS)) -X $(p).gitTreeState=clean)
 
-.PHONY: all build llmprof fakenvml fuzz run demo test unit-test e2e-test lint generate bench clean tools
+.PHONY: all build llmprof fakenvml floor fuzz run demo test unit-test e2e-test lint generate bench clean tools
 .PHONY: image
 .PHONY: tools-kube
 .PHONY: tools-helm helm-lint manifests
@@ -118,6 +119,18 @@ $(FAKENVML): tests/fakenvml/fakenvml.c
 	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -std=gnu11 -o $@ $< -lpthread -lm
 
 fakenvml: $(FAKENVML)
+
+# The floor of bench/load -floor: the collector core alone (OTLP receiver,
+# batch processor, OTLP exporter) from the same ocb release, built outside
+# the repository (bench/load/floor/builder-config.yaml), keyed by version.
+FLOOR_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/otelcol-llmops/floor-$(OCB_VERSION)
+FLOOR     := $(FLOOR_DIR)/otelcol-floor
+
+$(FLOOR): bench/load/floor/builder-config.yaml $(OCB)
+	@mkdir -p $(FLOOR_DIR)
+	cd $(FLOOR_DIR) && $(OCB) --config $(CURDIR)/bench/load/floor/builder-config.yaml
+
+floor: $(FLOOR)
 
 $(ENGINEREPLAY): $(shell find tests/enginereplay -name '*.go' -not -name '*_test.go')
 	$(GO) build -o $@ ./tests/enginereplay/cmd/enginereplay
@@ -277,7 +290,7 @@ generate: $(MDATAGEN)
 # Every benchmark, each program's output kept in $(BENCH_OUT), and at the end
 # every target's line with its verdict (MET / NOT MET), once each.
 BENCH_OUT := $(BUILD_DIR)/bench
-bench: build $(FAKENVML)
+bench: build $(FAKENVML) $(FLOOR)
 	@mkdir -p $(BENCH_OUT)
 	OTELCOL_LLMOPS_FAKENVML=$(CURDIR)/$(FAKENVML) $(GO) test -run '^$$' -bench . -benchmem ./... | tee $(BENCH_OUT)/go-benchmarks.txt
 	cd bench && $(GO) run ./llmengine | tee ../$(BENCH_OUT)/llmengine.txt
@@ -286,8 +299,9 @@ bench: build $(FAKENVML)
 	cd bench && $(GO) run ./profileimport | tee ../$(BENCH_OUT)/profileimport.txt
 	cd bench && $(GO) run ./snapshot | tee ../$(BENCH_OUT)/snapshot.txt
 	# The built agent under a full node's load for 5 minutes (about 7 with
-	# its idle phase): LOAD_DURATION=30s for a quick run.
-	cd bench && $(GO) run ./load -duration $(LOAD_DURATION) | tee ../$(BENCH_OUT)/load.txt
+	# its idle phase), then the floor (the collector core alone) under the
+	# same spans/s: LOAD_DURATION=30s for a quick run.
+	cd bench && $(GO) run ./load -duration $(LOAD_DURATION) -floor -floorbin $(FLOOR) | tee ../$(BENCH_OUT)/load.txt
 	@echo; echo "== the targets and their verdicts (full output in $(BENCH_OUT)/)"
 	@grep -H -E '\b(NOT )?MET\b' $(BENCH_OUT)/*.txt | sed 's|^$(BENCH_OUT)/||; s|\.txt:| |' | awk '!seen[$$0]++'
 

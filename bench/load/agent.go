@@ -86,13 +86,20 @@ service:
 	return b.String()
 }
 
-// startAgent starts bin and waits for its health check. env adds to the
-// environment (the LLMOPS_* variables of the shipped configuration).
+// startAgent starts bin on the shipped configuration plus overlayYAML and
+// waits for its health check. env adds to the environment (the LLMOPS_*
+// variables of the shipped configuration).
 func startAgent(bin, shipped, dir, name, overlayYAML string, ports agentPorts, env []string) (*agent, error) {
 	ovPath := filepath.Join(dir, name+"-overlay.yaml")
 	if err := os.WriteFile(ovPath, []byte(overlayYAML), 0o600); err != nil {
 		return nil, err
 	}
+	return startCollector(bin, []string{shipped, ovPath}, dir, name, ports, env, fmt.Sprintf("http://127.0.0.1:%d/", ports.health))
+}
+
+// startCollector starts bin on the configuration files and waits until
+// readyURL answers 200.
+func startCollector(bin string, configs []string, dir, name string, ports agentPorts, env []string, readyURL string) (*agent, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -103,7 +110,11 @@ func startAgent(bin, shipped, dir, name, overlayYAML string, ports agentPorts, e
 	if err := os.MkdirAll(profiles, 0o700); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(context.Background(), bin, "--config", shipped, "--config", ovPath)
+	var args []string
+	for _, c := range configs {
+		args = append(args, "--config", c)
+	}
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(),
@@ -128,7 +139,7 @@ func startAgent(bin, shipped, dir, name, overlayYAML string, ports agentPorts, e
 		_ = logFile.Close()
 		close(a.exited)
 	}()
-	if err := a.waitHealthy(60 * time.Second); err != nil {
+	if err := a.waitHealthy(readyURL, 60*time.Second); err != nil {
 		a.kill()
 		return nil, fmt.Errorf("%s agent: %w\n%s", name, err, a.logTail())
 	}
@@ -137,8 +148,7 @@ func startAgent(bin, shipped, dir, name, overlayYAML string, ports agentPorts, e
 
 func (a *agent) pid() int { return a.cmd.Process.Pid }
 
-func (a *agent) waitHealthy(timeout time.Duration) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/", a.ports.health)
+func (a *agent) waitHealthy(url string, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(50 * time.Millisecond)

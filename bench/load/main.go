@@ -36,6 +36,9 @@ type options struct {
 	rate, batch            int
 	keep                   bool
 	top                    bool
+	floor                  bool
+	floorBin               string
+	env                    []string // KEY=VALUE for the agent and the floor (-env)
 }
 
 func main() {
@@ -49,6 +52,15 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 500, "spans per OTLP request")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory (configs, logs, heap profile) and print its path")
 	flag.BoolVar(&o.top, "top", false, "print the heap profile's top lines even when every target is met")
+	flag.BoolVar(&o.floor, "floor", false, "also run the floor (the collector core alone: OTLP receiver, batch, OTLP exporter; `make floor`) under the same spans/s, and print ours ÷ floor")
+	flag.StringVar(&o.floorBin, "floorbin", "", "the floor binary (default ~/.cache/otelcol-llmops/floor-v0.161.0/otelcol-floor, where `make floor` builds it)")
+	flag.Func("env", "KEY=VALUE added to the environment of the agent and of the floor, e.g. GOMEMLIMIT=48MiB or GOGC=50 (repeatable)", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return errors.New("want KEY=VALUE")
+		}
+		o.env = append(o.env, v)
+		return nil
+	})
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -67,7 +79,22 @@ func run(o options) (err error) {
 	if o.fakenvml == "" {
 		o.fakenvml = filepath.Join(root, "_build", "fakenvml", "libnvidia-ml.so.1")
 	}
-	for _, f := range []struct{ path, make string }{{o.bin, "build"}, {o.fakenvml, "fakenvml"}} {
+	if o.floor && o.floorBin == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return err
+		}
+		v, err := ocbVersion(root)
+		if err != nil {
+			return err
+		}
+		o.floorBin = filepath.Join(cache, "otelcol-llmops", "floor-"+v, "otelcol-floor")
+	}
+	need := []struct{ path, make string }{{o.bin, "build"}, {o.fakenvml, "fakenvml"}}
+	if o.floor {
+		need = append(need, struct{ path, make string }{o.floorBin, "floor"})
+	}
+	for _, f := range need {
 		if _, err := os.Stat(f.path); err != nil {
 			return fmt.Errorf("%w: run `make %s` in the repository root first, or pass the path", err, f.make)
 		}
@@ -107,11 +134,16 @@ func run(o options) (err error) {
 	defer sk.stop()
 
 	fmt.Printf("agent: %s\nshipped configuration: %s (+ overlay: 1s collection, 4 engine targets, OTLP to a sink, pprof)\n", o.bin, shipped)
-	fmt.Printf("machine: %d CPUs; the load generator runs in this process and competes with the agent for them\n\n", numCPU())
+	fmt.Printf("machine: %d CPUs; the load generator runs in this process and competes with the agent for them\n", numCPU())
+	if len(o.env) > 0 {
+		fmt.Printf("environment added to the agent and the floor: %s\n", strings.Join(o.env, " "))
+	}
+	fmt.Println()
 
 	// Idle: the agent with nothing to watch (no NVML library, one engine
 	// target on a port nobody listens on).
 	var idle []sample
+	var idleMaps mappings
 	if o.idle > 0 {
 		ports, err := freePorts()
 		if err != nil {
@@ -123,7 +155,7 @@ func run(o options) (err error) {
 		}
 		ov := overlay(nil, []string{fmt.Sprintf("http://127.0.0.1:%d/metrics", closed)}, sk.addr, ports.pprof)
 		a, err := startAgent(o.bin, shipped, tmp, "idle", ov, ports,
-			[]string{"LLMOPS_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1")})
+			append([]string{"LLMOPS_NVML_LIBRARY=" + filepath.Join(tmp, "no-such-libnvidia-ml.so.1")}, o.env...))
 		if err != nil {
 			return err
 		}
@@ -131,6 +163,9 @@ func run(o options) (err error) {
 		fmt.Printf("idle: the agent with nothing to watch for %s ...\n", o.idle)
 		idle, err = sampleFor(ctx, a, sk, nil, o.idle, 0)
 		if err != nil {
+			return err
+		}
+		if idleMaps, err = readSmaps(a.pid()); err != nil {
 			return err
 		}
 		if err := a.stop(); err != nil {
@@ -166,7 +201,7 @@ func run(o options) (err error) {
 		return err
 	}
 	a, err := startAgent(o.bin, shipped, tmp, "load", overlay(engines, nil, sk.addr, ports.pprof), ports,
-		[]string{"LLMOPS_NVML_LIBRARY=" + o.fakenvml, "FAKE_NVML_SCENARIO=" + scen, "FAKE_NVML_TIME_SCALE=1"})
+		append([]string{"LLMOPS_NVML_LIBRARY=" + o.fakenvml, "FAKE_NVML_SCENARIO=" + scen, "FAKE_NVML_TIME_SCALE=1"}, o.env...))
 	if err != nil {
 		return err
 	}
@@ -184,6 +219,10 @@ func run(o options) (err error) {
 		return err
 	}
 	benchCPU := selfCPU() - benchCPU0
+	loadMaps, err := readSmaps(a.pid())
+	if err != nil {
+		return err
+	}
 	heap := filepath.Join(tmp, "heap.pb.gz")
 	heapErr := fetch(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", ports.pprof), heap)
 
@@ -199,11 +238,25 @@ func run(o options) (err error) {
 		fmt.Printf("note: stopping the load agent: %v\n", err)
 	}
 
-	met := report(o, idle, load, drain, tr, limiterLogs, benchCPU, total)
+	// The floor, once the agent has stopped: the same spans/s into the
+	// collector core alone.
+	var fl *floorRun
+	if o.floor {
+		fmt.Println()
+		if fl, err = runFloor(ctx, o, shipped, tmp, func(a *agent) { agents = append(agents, a) }); err != nil {
+			fmt.Printf("floor: %v\n", err) // the agent's figures are still worth the report
+			fl = nil
+		}
+	}
+
+	met := report(o, idle, load, drain, tr, limiterLogs, benchCPU, total, idleMaps, loadMaps, fl)
 	if heapErr != nil {
 		fmt.Printf("heap profile: %v\n", heapErr)
-	} else if !met || o.top {
-		printTop(heap)
+	} else {
+		printHeapByComponent(heap)
+		if !met || o.top {
+			printTop(heap)
+		}
 	}
 	return nil
 }
@@ -211,14 +264,25 @@ func run(o options) (err error) {
 // sampleFor samples the agent every second for d. Samples taken before
 // warmup are marked with a negative offset from the end of the warm-up.
 func sampleFor(ctx context.Context, a *agent, sk *sink, tr *traffic, d, warmup time.Duration) ([]sample, error) {
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := &http.Client{Timeout: 5 * time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", a.ports.telemetry)
 	start := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var out []sample
+	misses := 0
 	for {
 		s, err := takeSample(a, sk, tr, client, url)
+		// A telemetry scrape that times out on a starved machine keeps the
+		// previous second's telemetry (its counters only grow); five in a
+		// row end the run.
+		var te *telemetryError
+		if errors.As(err, &te) && len(out) > 0 && misses < 5 {
+			misses++
+			s.tel, err = out[len(out)-1].tel, nil
+		} else if err == nil {
+			misses = 0
+		}
 		if err != nil {
 			return out, err
 		}
@@ -246,15 +310,21 @@ func takeSample(a *agent, sk *sink, tr *traffic, client *http.Client, url string
 	if s.cpu, err = readCPU(a.pid()); err != nil {
 		return s, err
 	}
-	if s.tel, err = scrapeTelemetry(client, url); err != nil {
-		return s, fmt.Errorf("scraping the agent's telemetry: %w", err)
-	}
 	s.sinkPoints, s.sinkSpans, s.sinkLogs = sk.points.Load(), sk.spans.Load(), sk.logs.Load()
 	if tr != nil {
 		s.trafficSpans = tr.sent.Load()
 	}
+	if s.tel, err = scrapeTelemetry(client, url); err != nil {
+		return s, &telemetryError{err}
+	}
 	return s, nil
 }
+
+// telemetryError is a failed scrape of the agent's own telemetry.
+type telemetryError struct{ err error }
+
+func (e *telemetryError) Error() string { return "scraping the agent's telemetry: " + e.err.Error() }
+func (e *telemetryError) Unwrap() error { return e.err }
 
 // drainSpans waits until the sink has received every span the agent's
 // receivers accepted, polling the agent's telemetry.

@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// The targets of issue 18 §3.
+// The targets of issue 18 §3 and of issue 22 ("Footprint").
 const (
 	flatRatio   = 1.10     // final-minute RSS / first-minute RSS after warm-up
-	anonLimitKB = 64 << 10 // agent anonymous memory
+	rssLimitKB  = 64 << 10 // agent RSS, peak in the window
+	anonLimitKB = 32 << 10 // agent anonymous memory, peak in the window
 )
 
 func numCPU() int { return runtime.NumCPU() }
@@ -77,25 +78,18 @@ func verdict(ok bool) string {
 }
 
 // report prints the results and returns whether every target is met.
-func report(o options, idle, load []sample, drain sample, tr *traffic, limiterLogs int, benchCPU time.Duration, series int) bool {
+func report(o options, idle, load []sample, drain sample, tr *traffic, limiterLogs int, benchCPU time.Duration, series int,
+	idleMaps, loadMaps mappings, fl *floorRun) bool {
 	fmt.Println()
+	var idleF footprint
 	if len(idle) > 0 {
-		// The first seconds are start-up; the footprint is what it settles at.
-		settled := idle
-		if len(idle) > 10 {
-			settled = idle[len(idle)/3:]
-		}
-		f := footprintOf(settled)
+		idleF = idleFootprint(idle)
 		fmt.Printf("idle footprint (%s, nothing to watch; last two thirds):\n", idle[len(idle)-1].at.Round(time.Second))
 		fmt.Printf("  RSS %s median, %s final (anonymous %s, file-backed %s); peak %s; CPU %.4f s/s\n",
-			mib(int64(f.medRSS)), mib(f.finalRSS), mib(f.finalAnon), mib(f.finalFile), mib(f.peakRSS), f.cpuPerSec)
+			mib(int64(idleF.medRSS)), mib(idleF.finalRSS), mib(idleF.finalAnon), mib(idleF.finalFile), mib(idleF.peakRSS), idleF.cpuPerSec)
+		printMappings("at the end", idleMaps)
 	}
-	var win []sample
-	for _, s := range load {
-		if s.at >= 0 {
-			win = append(win, s)
-		}
-	}
+	win := window(load)
 	if len(win) < 2 {
 		fmt.Println("load: fewer than two samples in the measured window")
 		return false
@@ -109,6 +103,7 @@ func report(o options, idle, load []sample, drain sample, tr *traffic, limiterLo
 	fmt.Printf("  RSS      peak %s, final %s (warm-up included: peak %s)\n", mib(f.peakRSS), mib(f.finalRSS), mib(all.peakRSS))
 	fmt.Printf("  anon     peak %s, final %s\n", mib(f.peakAnon), mib(f.finalAnon))
 	fmt.Printf("  file     peak %s, final %s\n", mib(f.peakFile), mib(f.finalFile))
+	printMappings("at the end of the window", loadMaps)
 	fmt.Printf("  CPU      %.3f s/s (agent); load generator and sink in this process: %.3f s/s\n", f.cpuPerSec, benchCPU.Seconds()/(o.warmup+o.duration).Seconds())
 
 	rate := func(get func(sample) float64) float64 { return (get(last) - get(first)) / secs }
@@ -186,15 +181,78 @@ func report(o options, idle, load []sample, drain sample, tr *traffic, limiterLo
 	ratio := mt / mh
 	fmt.Printf("  RSS flatness: median of the %s = %s / %s = %.3f\n", what, mib(int64(mt)), mib(int64(mh)), ratio)
 
-	okDrop, okFlat, okAnon := unexplained == 0, ratio <= flatRatio, f.peakAnon < anonLimitKB
+	if fl != nil {
+		reportFloor(o, f, idleF, len(idle) > 0, fl)
+	}
+
+	okDrop, okFlat := unexplained == 0, ratio <= flatRatio
+	okRSS, okAnon := f.peakRSS <= rssLimitKB, f.peakAnon <= anonLimitKB
 	fmt.Println()
 	fmt.Printf("target: no data dropped while memory_limiter is not engaged: %s (%.0f items lost outside memory_limiter refusals)\n", verdict(okDrop), unexplained)
 	fmt.Printf("target: RSS flat after warm-up (ratio <= %.2f): %s (%.3f)\n", flatRatio, verdict(okFlat), ratio)
-	fmt.Printf("target: agent anonymous memory < 64 MiB: %s (peak %s)\n", verdict(okAnon), mib(f.peakAnon))
+	fmt.Printf("target: agent RSS <= 64 MiB under load: %s (peak %s)\n", verdict(okRSS), mib(f.peakRSS))
+	fmt.Printf("target: agent anonymous memory <= 32 MiB under load: %s (peak %s)\n", verdict(okAnon), mib(f.peakAnon))
+	if len(idle) > 0 {
+		fmt.Printf("reported: idle RSS %s median (anonymous %s, file-backed %s)\n", mib(int64(idleF.medRSS)), mib(idleF.finalAnon), mib(idleF.finalFile))
+	}
 
 	if names := drain.tel.names("otelcol_processor_"); len(names) > 0 {
 		sort.Strings(names)
 		fmt.Printf("\n(processor telemetry the agent exposes: %s)\n", strings.Join(names, ", "))
 	}
-	return okDrop && okFlat && okAnon
+	return okDrop && okFlat && okRSS && okAnon
+}
+
+// idleFootprint is an idle phase's footprint without its first seconds,
+// which are start-up: the last two thirds.
+func idleFootprint(idle []sample) footprint {
+	settled := idle
+	if len(idle) > 10 {
+		settled = idle[len(idle)/3:]
+	}
+	return footprintOf(settled)
+}
+
+// window is the samples of the measured window (after the warm-up).
+func window(load []sample) []sample {
+	var win []sample
+	for _, s := range load {
+		if s.at >= 0 {
+			win = append(win, s)
+		}
+	}
+	return win
+}
+
+// reportFloor prints the floor's footprint and ours ÷ floor.
+func reportFloor(o options, ours, oursIdle footprint, haveIdle bool, fl *floorRun) {
+	win := window(fl.load)
+	if len(win) < 2 {
+		fmt.Println("floor: fewer than two samples in the measured window")
+		return
+	}
+	f := footprintOf(win)
+	first, last := win[0], win[len(win)-1]
+	secs := (last.at - first.at).Seconds()
+	accepted := fl.drain.tel.sum("otelcol_receiver_accepted_spans", `receiver="otlp"`)
+	fmt.Printf("\nfloor (%s: OTLP receiver, batch, OTLP exporter; the same %d spans/s, no GPUs, no engines):\n", o.floorBin, o.rate)
+	if haveIdle && len(fl.idle) > 0 {
+		fi := idleFootprint(fl.idle)
+		fmt.Printf("  idle     RSS %s median (anonymous %s, file-backed %s)\n", mib(int64(fi.medRSS)), mib(fi.finalAnon), mib(fi.finalFile))
+		printMappings("idle", fl.idleMaps)
+		fmt.Printf("  ours ÷ floor, idle: RSS %.2f, anonymous %.2f, file-backed %.2f\n",
+			oursIdle.medRSS/fi.medRSS, float64(oursIdle.finalAnon)/float64(fi.finalAnon), float64(oursIdle.finalFile)/float64(fi.finalFile))
+	}
+	fmt.Printf("  RSS      peak %s, final %s\n", mib(f.peakRSS), mib(f.finalRSS))
+	fmt.Printf("  anon     peak %s, final %s\n", mib(f.peakAnon), mib(f.finalAnon))
+	fmt.Printf("  file     peak %s, final %s\n", mib(f.peakFile), mib(f.finalFile))
+	printMappings("at the end of the window", fl.loadMaps)
+	fmt.Printf("  CPU      %.3f s/s; spans/s accepted %.0f, delivered %.0f; %d acknowledged, %.0f accepted, %d at the sink, %d refused to the generator\n",
+		f.cpuPerSec,
+		(last.tel.sum("otelcol_receiver_accepted_spans", `receiver="otlp"`)-first.tel.sum("otelcol_receiver_accepted_spans", `receiver="otlp"`))/secs,
+		float64(last.sinkSpans-first.sinkSpans)/secs, fl.tr.sent.Load(), accepted, fl.drain.sinkSpans, fl.tr.failed.Load())
+	fmt.Printf("  ours ÷ floor, load peaks: RSS %s / %s = %.2f, anonymous %s / %s = %.2f, file-backed %s / %s = %.2f\n",
+		mib(ours.peakRSS), mib(f.peakRSS), float64(ours.peakRSS)/float64(f.peakRSS),
+		mib(ours.peakAnon), mib(f.peakAnon), float64(ours.peakAnon)/float64(f.peakAnon),
+		mib(ours.peakFile), mib(f.peakFile), float64(ours.peakFile)/float64(f.peakFile))
 }

@@ -18,10 +18,10 @@ import (
 // repository are added here by the issue that adds them to builder-config.yaml.
 var wantComponents = map[string][]string{
 	"receivers":  {"otlp", "receiver_creator", "nvml", "llmengine", "profileimport"},
-	"processors": {"batch", "memory_limiter", "transform", "filter", "tail_sampling", "llmnormalize"},
+	"processors": {"batch", "memory_limiter", "transform", "tail_sampling", "llmnormalize"},
 	"exporters":  {"otlp_grpc", "otlp_http", "debug", "file", "prometheus", "prometheus_remote_write", "alertwebhook"},
 	"extensions": {"health_check", "pprof", "file_storage", "k8s_observer", "bearertokenauth"},
-	"connectors": {"span_metrics", "rootcause"},
+	"connectors": {"rootcause"},
 }
 
 func TestComponentsListed(t *testing.T) {
