@@ -9,6 +9,21 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
+// EachMetric calls fn with every metric of md, resource by resource and
+// scope by scope, in order.
+func EachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				fn(ms.At(k))
+			}
+		}
+	}
+}
+
 // EachAttributes calls fn with the attributes of every data point of m,
 // whatever its type, until fn returns false.
 func EachAttributes(m pmetric.Metric, fn func(pcommon.Map) bool) {

@@ -4,6 +4,8 @@
 package pdatautil
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -35,5 +37,25 @@ func TestEachAttributesVisitsEveryTypeAndStops(t *testing.T) {
 		if seen[i] != want[i] {
 			t.Fatalf("visited %v, want %v", seen, want)
 		}
+	}
+}
+
+func TestEachMetricVisitsEveryMetricInOrder(t *testing.T) {
+	md := pmetric.NewMetrics()
+	for r := range 2 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		for s := range 2 {
+			sm := rm.ScopeMetrics().AppendEmpty()
+			for m := range 2 {
+				sm.Metrics().AppendEmpty().SetName(fmt.Sprintf("r%d.s%d.m%d", r, s, m))
+			}
+		}
+	}
+	md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty() // empty scope
+	var got []string
+	EachMetric(md, func(m pmetric.Metric) { got = append(got, m.Name()) })
+	want := "r0.s0.m0 r0.s0.m1 r0.s1.m0 r0.s1.m1 r1.s0.m0 r1.s0.m1 r1.s1.m0 r1.s1.m1"
+	if strings.Join(got, " ") != want {
+		t.Errorf("visited %v, want %s", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
@@ -24,7 +25,7 @@ func TestInPlaceRenameMatchesCopy(t *testing.T) {
 	variants := map[string]func(pmetric.Metrics){
 		"as_scraped": func(pmetric.Metrics) {},
 		"with_metadata": func(md pmetric.Metrics) {
-			eachMetric(md, func(m pmetric.Metric) { m.Metadata().PutStr("prometheus.type", "unknown") })
+			pdatautil.EachMetric(md, func(m pmetric.Metric) { m.Metadata().PutStr("prometheus.type", "unknown") })
 		},
 		"no_engine_name": func(md pmetric.Metrics) {
 			md.ResourceMetrics().At(0).Resource().Attributes().Remove(spec.AttrEngineName)
@@ -151,7 +152,7 @@ func renamedInPlace(n *normalizer, md pmetric.Metrics) int {
 	}
 	pc := pointContext{engine: engine}
 	k := 0
-	eachMetric(c, func(m pmetric.Metric) {
+	pdatautil.EachMetric(c, func(m pmetric.Metric) {
 		if rs := n.rules.lookup(m.Name(), engine); len(rs) == 1 && n.renameInPlace(rs[0], m, pmetric.NewMetricSlice(), pc.forRule(rs[0])) {
 			k++
 		}
@@ -168,25 +169,12 @@ func assertSameOutput(t *testing.T, want, got pmetric.Metrics) {
 		t.Fatal(err)
 	}
 	var wantMeta []map[string]any
-	eachMetric(want, func(m pmetric.Metric) { wantMeta = append(wantMeta, m.Metadata().AsRaw()) })
+	pdatautil.EachMetric(want, func(m pmetric.Metric) { wantMeta = append(wantMeta, m.Metadata().AsRaw()) })
 	i := 0
-	eachMetric(got, func(m pmetric.Metric) {
+	pdatautil.EachMetric(got, func(m pmetric.Metric) {
 		if g := m.Metadata().AsRaw(); len(g) != len(wantMeta[i]) {
 			t.Errorf("%s: metadata %v, copy path %v", m.Name(), g, wantMeta[i])
 		}
 		i++
 	})
-}
-
-func eachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				fn(ms.At(k))
-			}
-		}
-	}
 }
