@@ -46,6 +46,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor"
 	"github.com/llmops-otel/otelcol-llmops/receiver/llmenginereceiver"
@@ -480,30 +481,23 @@ type shape struct {
 
 func shapes(md pmetric.Metrics) map[string]shape {
 	out := map[string]shape{}
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				s := out[m.Name()]
-				s.metrics++
-				s.types = addUnique(s.types, m.Type().String())
-				if m.Type() == pmetric.MetricTypeSum {
-					s.types = addUnique(s.types, fmt.Sprintf("monotonic=%v", m.Sum().IsMonotonic()))
-				}
-				s.units = addUnique(s.units, m.Unit())
-				eachPointAttrs(m, func(a pcommon.Map) {
-					s.points++
-					for k := range a.All() {
-						s.keys = addUnique(s.keys, k)
-					}
-				})
-				out[m.Name()] = s
-			}
+	pdatautil.EachMetric(md, func(m pmetric.Metric) {
+		s := out[m.Name()]
+		s.metrics++
+		s.types = addUnique(s.types, m.Type().String())
+		if m.Type() == pmetric.MetricTypeSum {
+			s.types = addUnique(s.types, fmt.Sprintf("monotonic=%v", m.Sum().IsMonotonic()))
 		}
-	}
+		s.units = addUnique(s.units, m.Unit())
+		pdatautil.EachAttributes(m, func(a pcommon.Map) bool {
+			s.points++
+			for k := range a.All() {
+				s.keys = addUnique(s.keys, k)
+			}
+			return true
+		})
+		out[m.Name()] = s
+	})
 	return out
 }
 
@@ -514,27 +508,6 @@ func addUnique(xs []string, x string) []string {
 	xs = append(xs, x)
 	slices.Sort(xs)
 	return xs
-}
-
-func eachPointAttrs(m pmetric.Metric, fn func(pcommon.Map)) {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		for _, p := range m.Gauge().DataPoints().All() {
-			fn(p.Attributes())
-		}
-	case pmetric.MetricTypeSum:
-		for _, p := range m.Sum().DataPoints().All() {
-			fn(p.Attributes())
-		}
-	case pmetric.MetricTypeHistogram:
-		for _, p := range m.Histogram().DataPoints().All() {
-			fn(p.Attributes())
-		}
-	case pmetric.MetricTypeSummary:
-		for _, p := range m.Summary().DataPoints().All() {
-			fn(p.Attributes())
-		}
-	}
 }
 
 func (s shape) String() string {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/signals"
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/snapshot"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
@@ -111,37 +112,24 @@ func summarizeSnapshot(path string, l *loaded, top int) *SnapshotSummary {
 
 // eachPoint visits every number point with its device and module path.
 func eachPoint(md pmetric.Metrics, fn func(name string, v float64, device int64, site string)) {
-	rms := md.ResourceMetrics()
-	for i := 0; i < rms.Len(); i++ {
-		sms := rms.At(i).ScopeMetrics()
-		for j := 0; j < sms.Len(); j++ {
-			ms := sms.At(j).Metrics()
-			for k := 0; k < ms.Len(); k++ {
-				m := ms.At(k)
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				default:
-					continue
-				}
-				for p := 0; p < dps.Len(); p++ {
-					dp := dps.At(p)
-					v := dp.DoubleValue()
-					if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-						v = float64(dp.IntValue())
-					}
-					d := int64(-1)
-					if dv, ok := dp.Attributes().Get(spec.AttrProfileDevice); ok {
-						d = dv.Int()
-					}
-					fn(m.Name(), v, d, strAttr(dp.Attributes(), spec.AttrProfileModulePath))
-				}
-			}
+	pdatautil.EachMetric(md, func(m pmetric.Metric) {
+		dps, ok := pdatautil.NumberPoints(m)
+		if !ok {
+			return
 		}
-	}
+		for p := 0; p < dps.Len(); p++ {
+			dp := dps.At(p)
+			v := dp.DoubleValue()
+			if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+				v = float64(dp.IntValue())
+			}
+			d := int64(-1)
+			if dv, ok := dp.Attributes().Get(spec.AttrProfileDevice); ok {
+				d = dv.Int()
+			}
+			fn(m.Name(), v, d, strAttr(dp.Attributes(), spec.AttrProfileModulePath))
+		}
+	})
 }
 
 func writeSnapshotSummary(w io.Writer, s *SnapshotSummary, st style) {

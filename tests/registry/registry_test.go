@@ -39,6 +39,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/pdatautil"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 	"github.com/llmops-otel/otelcol-llmops/processor/llmnormalizeprocessor"
@@ -133,7 +134,7 @@ func (o *offenders) checkMetrics(producer string, batches []pmetric.Metrics, nat
 						continue
 					}
 					o.check(producer, "metric", m.Name(), spec.IsKnownMetric(m.Name()))
-					pointAttrs(m, func(a pcommon.Map) {
+					pdatautil.EachAttributes(m, func(a pcommon.Map) bool {
 						keys(a, func(k string) {
 							if spec.IsKeptEngineLabel(engine, k) {
 								// The engine's own label, kept on the mapped
@@ -142,37 +143,13 @@ func (o *offenders) checkMetrics(producer string, batches []pmetric.Metrics, nat
 							}
 							o.check(producer, "data-point attribute", k+" (on "+m.Name()+")", spec.IsKnownAttribute(k))
 						})
+						return true
 					})
 				}
 			}
 		}
 	}
 	return passedThrough
-}
-
-func pointAttrs(m pmetric.Metric, f func(pcommon.Map)) {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		for i := 0; i < m.Gauge().DataPoints().Len(); i++ {
-			f(m.Gauge().DataPoints().At(i).Attributes())
-		}
-	case pmetric.MetricTypeSum:
-		for i := 0; i < m.Sum().DataPoints().Len(); i++ {
-			f(m.Sum().DataPoints().At(i).Attributes())
-		}
-	case pmetric.MetricTypeHistogram:
-		for i := 0; i < m.Histogram().DataPoints().Len(); i++ {
-			f(m.Histogram().DataPoints().At(i).Attributes())
-		}
-	case pmetric.MetricTypeExponentialHistogram:
-		for i := 0; i < m.ExponentialHistogram().DataPoints().Len(); i++ {
-			f(m.ExponentialHistogram().DataPoints().At(i).Attributes())
-		}
-	case pmetric.MetricTypeSummary:
-		for i := 0; i < m.Summary().DataPoints().Len(); i++ {
-			f(m.Summary().DataPoints().At(i).Attributes())
-		}
-	}
 }
 
 // checkTraces checks resource and span attribute keys; given holds keys
@@ -306,23 +283,17 @@ func writeProc(t *testing.T, root string, pid int, comm, cgroup string) {
 func hasPoint(batches []pmetric.Metrics, name, attr string) bool {
 	found := false
 	for _, md := range batches {
-		rms := md.ResourceMetrics()
-		for i := 0; i < rms.Len(); i++ {
-			sms := rms.At(i).ScopeMetrics()
-			for j := 0; j < sms.Len(); j++ {
-				ms := sms.At(j).Metrics()
-				for k := 0; k < ms.Len(); k++ {
-					if ms.At(k).Name() != name {
-						continue
-					}
-					pointAttrs(ms.At(k), func(a pcommon.Map) {
-						if _, ok := a.Get(attr); ok || attr == "" {
-							found = true
-						}
-					})
-				}
+		pdatautil.EachMetric(md, func(m pmetric.Metric) {
+			if m.Name() != name {
+				return
 			}
-		}
+			pdatautil.EachAttributes(m, func(a pcommon.Map) bool {
+				if _, ok := a.Get(attr); ok || attr == "" {
+					found = true
+				}
+				return !found
+			})
+		})
 	}
 	return found
 }
