@@ -159,7 +159,6 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 	if md.HasBaseTime {
 		off = md.BaseTimeNs
 	}
-	b.mems, b.flows = b.memAcc.flatten(), b.flowAcc.flatten()
 	t := &tree{b: b, nodes: b.nodes, stats: st}
 	// The CPU tree and the GPU links write the parents of disjoint node
 	// sets (CPU-side kinds, GPU-side kinds), distinct Stats fields, and
@@ -172,39 +171,25 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 	}()
 	t.buildCPUTree()
 	linked.Wait()
+	// Module paths and span folding read the parents only and write
+	// their own tables (computePaths alone interns): side by side.
+	linked.Add(1)
+	go func() {
+		defer linked.Done()
+		t.fold()
+	}()
 	t.computePaths()
-	t.fold()
+	linked.Wait()
 
 	mainPid := b.mainPid()
 	base := filepath.Base(file)
 	tid := b.traceID(md, base, off, mainPid)
 	res.TraceID = tid
+	ids := signals.NewSpanIDs(tid)
 
-	// Window.
-	winStart, winEnd := int64(0), int64(0)
-	first := true
-	for i := int32(0); i < b.nodes.len(); i++ {
-		s, e := b.nodes.at(i).start, b.nodes.at(i).end()
-		if first || s < winStart {
-			winStart = s
-		}
-		if first || e > winEnd {
-			winEnd = e
-		}
-		first = false
-	}
-	for i := range b.mems {
-		s := b.mems[i].ts
-		if first || s < winStart {
-			winStart = s
-		}
-		if first || s > winEnd {
-			winEnd = s
-		}
-		first = false
-	}
-	winStart += off
-	winEnd += off
+	// The window, as the events came (zero without nodes or memory
+	// events).
+	winStart, winEnd := b.win.lo+off, b.win.hi+off
 
 	res.Metrics = pmetric.NewMetrics()
 	res.Logs = plog.NewLogs()
@@ -212,29 +197,35 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 	b.fillResource(resource, md, file, mainPid)
 	b.fillResource(res.Metrics.ResourceMetrics().AppendEmpty().Resource(), md, file, mainPid)
 	b.fillResource(res.Logs.ResourceLogs().AppendEmpty().Resource(), md, file, mainPid)
+	b.flows = table[flow]{}
 
-	keep := t.selectSpans(st)
-	ids := signals.NewSpanIDs(tid)
-
-	b.flows = nil
-
-	// Memory accounting, metrics and leak suspects run alongside the spans
-	// (the bulk of the result). Both only read the tree, the node table and
-	// the string table, and write distinct Stats fields and outputs;
-	// memoryPath's one new string is interned beforehand so that intern
-	// does not grow the string table meanwhile.
+	// Memory accounting and its metrics run alongside the span selection
+	// and then the spans (the bulk of the result); the leak suspects,
+	// which name kept spans, wait for the selection. Both sides only read
+	// the tree, the node table and the string table, and write distinct
+	// Stats fields and outputs; memoryPath's one new string is interned
+	// beforehand so that intern does not grow the string table meanwhile.
+	// Running the memory side under the selection rather than after it
+	// took 40-50 ms off the finish of a 541 MB trace.
 	b.intern(signals.UnattributedPath)
-	var modules []ModuleMemory
-	var wg sync.WaitGroup
+	var (
+		modules  []ModuleMemory
+		keep     []bool
+		selected = make(chan struct{})
+		wg       sync.WaitGroup
+	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		mem := t.memory(st)
 		modules = mem.modules
 		b.emitMetrics(res.Metrics, mem, off, winStart, winEnd, file, st)
+		<-selected
 		b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winEnd, file, st)
-		t.memNode, b.mems = nil, nil
+		t.memNode, b.mems = nil, table[memEvent]{}
 	}()
+	keep = t.selectSpans(st)
+	close(selected)
 	err := b.emitSpans(resource, batchSpans, emit, t, keep, tid, ids, off, winStart, winEnd, base, st)
 	wg.Wait()
 	res.Modules = modules
@@ -243,20 +234,11 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 
 // mainPid is the numeric pid of most CPU-side events.
 func (b *Builder) mainPid() int64 {
-	// Count per thread, then per pid.
-	perThread := make([]int64, len(b.threads))
-	for i := int32(0); i < b.nodes.len(); i++ {
-		if n := b.nodes.at(i); n.kind.cpu() {
-			perThread[n.thread]++
-		}
-	}
-	for i := range b.mems {
-		perThread[b.mems[i].thread]++
-	}
+	// Count per pid what each thread holds.
 	count := make(map[int64]int64)
-	for i, n := range perThread {
-		if th := &b.threads[i]; n > 0 && th.pidStr == "" {
-			count[th.pid] += n
+	for i, c := range b.perThread {
+		if th := &b.threads[i]; c.cpu+c.mem > 0 && th.pidStr == "" {
+			count[th.pid] += int64(c.cpu) + int64(c.mem)
 		}
 	}
 	best, bestN := int64(-1), int64(0)
@@ -680,9 +662,8 @@ func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file stri
 
 // release drops the builder's state once Finish has built the result.
 func (b *Builder) release() {
-	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, nil, nil, nil
-	b.memAcc, b.flowAcc = chunked[memEvent]{}, chunked[flow]{}
-	b.strs, b.strIdx, b.threads, b.thrIdx = nil, nil, nil, nil
+	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, nil, table[memEvent]{}, table[flow]{}
+	b.strs, b.strIdx, b.threads, b.thrIdx, b.perThread = nil, nil, nil, nil, nil
 	b.hasLastThr, b.hasLastCat, b.lastCat = false, false, ""
 	b.strCache = [internCacheSize]uint32{}
 }

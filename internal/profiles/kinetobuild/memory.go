@@ -76,13 +76,13 @@ func (t *tree) memoryPath(n int32) uint32 {
 func (t *tree) memory(st *Stats) *memAccount {
 	mems := t.b.mems
 	acc := &memAccount{}
-	st.MemoryEvents = int64(len(mems))
-	keys := make([]sortKey, len(mems))
-	for i := range mems {
-		keys[i] = sortKey{a: mems[i].ts, d: int64(i)} // stable: ties by index
+	st.MemoryEvents = int64(mems.len())
+	keys := make([]sortKey, mems.len())
+	for i := range keys {
+		keys[i] = sortKey{a: mems.at(int32(i)).ts, d: int64(i)} // stable: ties by index
 	}
 	sortKeys(keys)
-	order := make([]int32, len(mems))
+	order := make([]int32, mems.len())
 	for i := range keys {
 		order[i] = int32(keys[i].d)
 	}
@@ -93,7 +93,7 @@ func (t *tree) memory(st *Stats) *memAccount {
 	live := make(map[addrKey]liveAlloc)
 	pathMemo := make(map[int32]uint32)
 	for _, m := range order {
-		e := &mems[m]
+		e := mems.at(m)
 		if e.devType != deviceTypeCUDA && e.devType != deviceTypeHIP {
 			st.CPUMemoryEvents++
 			continue
@@ -201,14 +201,14 @@ func (b *Builder) emitMetrics(md pmetric.Metrics, acc *memAccount, off, winStart
 		}{{ga, func(e *memEvent) int64 { return e.totalAlloc }}, {gr, func(e *memEvent) int64 { return e.totalRes }}} {
 			series := acc.series[di]
 			keep = signals.Thin(keep[:0], len(series), winStart-off, winEnd-off, func(i int) (int64, int64, bool) {
-				e := &mems[series[i]]
+				e := mems.at(series[i])
 				v := s.get(e)
 				return e.ts, v, v >= 0
 			})
 			st.MemoryPointsThinned += int64(len(series) - len(keep))
 			s.dps.EnsureCapacity(s.dps.Len() + len(keep))
 			for _, k := range keep {
-				e := &mems[series[k]]
+				e := mems.at(series[k])
 				dp := s.dps.AppendEmpty()
 				dp.SetTimestamp(pcommon.Timestamp(e.ts + off))
 				dp.SetIntValue(s.get(e))

@@ -31,35 +31,40 @@ type tree struct {
 func (t *tree) buildCPUTree() {
 	nodes := t.nodes
 	// Sort (thread, start, longest first, containRank, arrival) on
-	// precomputed keys: the comparator does not chase node indexes.
-	nCPU := 0
-	for i := int32(0); i < nodes.len(); i++ {
-		if nodes.at(i).kind.cpu() {
-			nCPU++
-		}
+	// precomputed keys: the comparator does not chase node indexes. The
+	// keys are first placed by thread (a counting pass over the per-thread
+	// counts the builder kept), in arrival order within a thread; then
+	// each thread's runs are merged (see orderBuckets).
+	per := t.b.perThread
+	cpuAt := make([]int, len(per)+1) // start of each thread's bucket
+	memAt := make([]int, len(per)+1)
+	for th, c := range per {
+		cpuAt[th+1] = cpuAt[th] + int(c.cpu)
+		memAt[th+1] = memAt[th] + int(c.mem)
 	}
-	keys := make([]sortKey, 0, nCPU)
+	keys := make([]sortKey, cpuAt[len(per)])
+	next := slices.Clone(cpuAt[:len(per)])
 	for i := int32(0); i < nodes.len(); i++ {
 		if n := nodes.at(i); n.kind.cpu() {
-			keys = append(keys, sortKey{a: int64(n.thread), b: n.start, c: -n.dur, d: int64(containRank(n))<<32 | int64(i)})
+			keys[next[n.thread]] = sortKey{a: int64(n.thread), b: n.start, c: -n.dur, d: int64(containRank(n))<<32 | int64(i)}
+			next[n.thread]++
 		}
 	}
-	sortKeys(keys)
 	cpu := make([]int32, len(keys))
-	for j := range keys {
-		cpu[j] = int32(keys[j].d)
-	}
+	orderBuckets(keys, cpuAt, cpu)
+	keys = nil
 	mems := t.b.mems
-	memKeys := make([]sortKey, len(mems))
-	for i := range mems {
-		memKeys[i] = sortKey{a: int64(mems[i].thread), b: mems[i].ts, d: int64(i)}
+	memKeys := make([]sortKey, mems.len())
+	next = slices.Clone(memAt[:len(per)])
+	for i := int32(0); i < mems.len(); i++ {
+		m := mems.at(i)
+		memKeys[next[m.thread]] = sortKey{a: int64(m.thread), b: m.ts, d: int64(i)}
+		next[m.thread]++
 	}
-	sortKeys(memKeys)
-	memOrder := make([]int32, len(mems))
-	for i := range memKeys {
-		memOrder[i] = int32(memKeys[i].d)
-	}
-	t.memNode = make([]int32, len(mems))
+	memOrder := make([]int32, mems.len())
+	orderBuckets(memKeys, memAt, memOrder)
+	memKeys = nil
+	t.memNode = make([]int32, mems.len())
 	stack := make([]int32, 0, 64)
 	ci, mi := 0, 0
 	for ci < len(cpu) || mi < len(memOrder) {
@@ -67,21 +72,21 @@ func (t *tree) buildCPUTree() {
 		var th uint32
 		switch {
 		case ci >= len(cpu):
-			th = mems[memOrder[mi]].thread
+			th = mems.at(memOrder[mi]).thread
 		case mi >= len(memOrder):
 			th = nodes.at(cpu[ci]).thread
 		default:
-			th = min(nodes.at(cpu[ci]).thread, mems[memOrder[mi]].thread)
+			th = min(nodes.at(cpu[ci]).thread, mems.at(memOrder[mi]).thread)
 		}
 		stack = stack[:0]
 		for {
 			hasN := ci < len(cpu) && nodes.at(cpu[ci]).thread == th
-			hasM := mi < len(memOrder) && mems[memOrder[mi]].thread == th
+			hasM := mi < len(memOrder) && mems.at(memOrder[mi]).thread == th
 			if !hasN && !hasM {
 				break
 			}
 			// Ops starting at the memory event's ts are open at it.
-			if hasN && (!hasM || nodes.at(cpu[ci]).start <= mems[memOrder[mi]].ts) {
+			if hasN && (!hasM || nodes.at(cpu[ci]).start <= mems.at(memOrder[mi]).ts) {
 				i := cpu[ci]
 				ci++
 				n := nodes.at(i)
@@ -104,7 +109,7 @@ func (t *tree) buildCPUTree() {
 			}
 			m := memOrder[mi]
 			mi++
-			ts := mems[m].ts
+			ts := mems.at(m).ts
 			for len(stack) > 0 && nodes.at(stack[len(stack)-1]).end() < ts {
 				stack = stack[:len(stack)-1]
 			}
@@ -234,15 +239,16 @@ func (t *tree) linkGPU() {
 	var runtimeAt map[tts]int32
 	initFlows := func() {
 		nStart := 0
-		for _, f := range t.b.flows {
-			if f.start {
+		flows := t.b.flows
+		for i := int32(0); i < flows.len(); i++ {
+			if flows.at(i).start {
 				nStart++
 			}
 		}
-		flowEnd = make(map[tts]uint64, len(t.b.flows)-nStart)
+		flowEnd = make(map[tts]uint64, int(flows.len())-nStart)
 		flowStart = make(map[uint64]tts, nStart)
-		for _, f := range t.b.flows {
-			if f.start {
+		for i := int32(0); i < flows.len(); i++ {
+			if f := flows.at(i); f.start {
 				flowStart[f.id] = tts{f.thread, f.ts}
 			} else {
 				flowEnd[tts{f.thread, f.ts}] = f.id
@@ -273,7 +279,7 @@ func (t *tree) linkGPU() {
 				n.parent = p
 				continue
 			}
-			if len(t.b.flows) > 0 {
+			if t.b.flows.len() > 0 {
 				if flowEnd == nil {
 					initFlows()
 				}
