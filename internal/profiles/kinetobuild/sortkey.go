@@ -3,7 +3,10 @@
 
 package kinetobuild
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // sortKey is a precomputed sort key, compared lexicographically on
 // (a, b, c, d); d ends with a unique index so the order is total. Sorting
@@ -114,32 +117,47 @@ func siftDownKeys(s []sortKey, root, n int) {
 	}
 }
 
-// orderBuckets writes to out the d fields of s in ascending key order.
-// The keys of s are grouped in buckets s[at[k]:at[k+1]] holding distinct
-// first fields in ascending order (one per thread), and s may be
-// reordered. A profiler writes each thread's events in a few long runs in
-// time order (hta-df_index_resolver: 9 descents in 101,088 CPU keys; a
-// concatenated trace: one run per part), so a bucket of up to maxMergeRuns
-// runs is merged (a heap of run heads, straight into out: no buffer) and
-// only a bucket of more runs is sorted first. Against a quicksort of the
-// whole table, the CPU tree of hta-df_index_resolver went from 11.5 to
-// 8.5 ms, that of the 541 MB generated trace from 107 to 77 ms (the
-// quicksort alone was 4.7 and 43 ms).
-func orderBuckets(s []sortKey, at []int, out []int32) {
-	var heads []run
+// orderRuns sorts each bucket idx[at[k]:at[k+1]] of indexes by less (a
+// strict total order). A profiler writes each thread's events in a few
+// long runs in time order (hta-df_index_resolver: 9 descents in 101,088
+// CPU nodes; a concatenated trace: one run per part), so a bucket of up to
+// maxMergeRuns ascending runs is merged (a heap of run heads) through buf,
+// and only a bucket of more runs is sorted outright. Ordering 4-byte
+// indexes rather than 32-byte precomputed keys keeps the 541 MB generated
+// trace's 1,010,880 CPU nodes from needing a 32 MB key table at the
+// finish's peak; the merge reads each run's nodes in arrival order.
+func orderRuns(idx []int32, at []int, less func(a, b int32) bool) {
+	var (
+		heads []run
+		buf   []int32
+	)
 	for k := 0; k+1 < len(at); k++ {
-		b, o := s[at[k]:at[k+1]], out[at[k]:at[k+1]]
-		heads = runsOf(b, heads[:0])
-		if len(heads) > maxMergeRuns {
-			sortKeys(b)
-			heads = append(heads[:0], run{0, len(b)})
+		b := idx[at[k]:at[k+1]]
+		heads = runsOf(b, heads[:0], less)
+		switch {
+		case len(heads) <= 1:
+		case len(heads) > maxMergeRuns:
+			slices.SortFunc(b, func(x, y int32) int {
+				if less(x, y) {
+					return -1
+				}
+				if less(y, x) {
+					return 1
+				}
+				return 0
+			})
+		default:
+			if cap(buf) < len(b) {
+				buf = make([]int32, len(b))
+			}
+			mergeRuns(b, heads, buf[:len(b)], less)
+			copy(b, buf)
 		}
-		mergeRuns(b, heads, o)
 	}
 }
 
 // maxMergeRuns bounds the runs a bucket is merged from; past it, the
-// heap's depth makes the quicksort the cheaper order.
+// heap's depth makes the sort the cheaper order.
 const maxMergeRuns = 64
 
 // run is s[i:end], ascending.
@@ -147,10 +165,10 @@ type run struct{ i, end int }
 
 // runsOf appends the maximal ascending runs of s to rs, stopping once
 // there are more than maxMergeRuns.
-func runsOf(s []sortKey, rs []run) []run {
+func runsOf(s []int32, rs []run, less func(a, b int32) bool) []run {
 	start := 0
 	for i := 1; i < len(s); i++ {
-		if s[i].less(&s[i-1]) {
+		if less(s[i], s[i-1]) {
 			rs = append(rs, run{start, i})
 			if len(rs) > maxMergeRuns {
 				return rs
@@ -164,18 +182,11 @@ func runsOf(s []sortKey, rs []run) []run {
 	return rs
 }
 
-// mergeRuns writes the d fields of the runs rs of s, merged in ascending
-// order, to out (len(out) == len(s)). rs is used as the heap.
-func mergeRuns(s []sortKey, rs []run, out []int32) {
-	if len(rs) == 1 {
-		for j := range s {
-			out[j] = int32(s[j].d)
-		}
-		return
-	}
-	// A min-heap of runs by their head key.
+// mergeRuns writes the runs rs of s, merged, to out (len(out) == len(s)).
+// rs is used as the heap.
+func mergeRuns(s []int32, rs []run, out []int32, less func(a, b int32) bool) {
 	h := rs
-	lessRun := func(x, y int) bool { return s[h[x].i].less(&s[h[y].i]) }
+	lessRun := func(x, y int) bool { return less(s[h[x].i], s[h[y].i]) }
 	down := func(r int) {
 		for {
 			c := 2*r + 1
@@ -196,7 +207,7 @@ func mergeRuns(s []sortKey, rs []run, out []int32) {
 		down(r)
 	}
 	for j := range out {
-		out[j] = int32(s[h[0].i].d)
+		out[j] = s[h[0].i]
 		h[0].i++
 		if h[0].i == h[0].end {
 			h[0] = h[len(h)-1]

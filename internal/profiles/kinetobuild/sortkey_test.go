@@ -75,45 +75,44 @@ func TestSelectKeys(t *testing.T) {
 	}
 }
 
-// TestOrderBucketsMatchesSortKeys places keys by their first field in
-// arrival order, as buildCPUTree does, and checks that orderBuckets gives
-// sortKeys's order: buckets in order, of a few runs (merged), of many runs
-// (sorted first) and at random.
-func TestOrderBucketsMatchesSortKeys(t *testing.T) {
+// TestOrderRunsMatchesSortKeys places keys by their first field in
+// arrival order, as buildCPUTree does, and checks that orderRuns on their
+// indexes gives sortKeys's order: buckets in order, of a few runs
+// (merged), of many runs (sorted outright) and at random.
+func TestOrderRunsMatchesSortKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{0, 1, 17, 1000, 20000} {
 		for _, threads := range []int{1, 2, 7, 300} {
 			for _, runs := range []int{1, 3, maxMergeRuns, maxMergeRuns + 1, 0} {
-				in := make([]sortKey, n)
-				for i := range in {
+				keys := make([]sortKey, n)
+				for i := range keys {
 					// runs > 0: each thread's times restart runs times;
 					// 0: random times.
 					ts := r.Int64N(int64(n) + 1)
 					if runs > 0 {
 						ts = int64(i % max(n/runs, 1))
 					}
-					in[i] = sortKey{a: r.Int64N(int64(threads)), b: ts, c: -r.Int64N(3), d: int64(i)}
+					keys[i] = sortKey{a: r.Int64N(int64(threads)), b: ts, c: -r.Int64N(3), d: int64(i)}
 				}
 				at := make([]int, threads+1)
-				for _, k := range in {
+				for _, k := range keys {
 					at[k.a+1]++
 				}
 				for th := range threads {
 					at[th+1] += at[th]
 				}
-				placed := make([]sortKey, n)
+				idx := make([]int32, n)
 				next := slices.Clone(at[:threads])
-				for _, k := range in {
-					placed[next[k.a]] = k
+				for i, k := range keys {
+					idx[next[k.a]] = int32(i)
 					next[k.a]++
 				}
-				want := slices.Clone(in)
+				want := slices.Clone(keys)
 				sortKeys(want)
-				got := make([]int32, n)
-				orderBuckets(placed, at, got)
+				orderRuns(idx, at, func(x, y int32) bool { return keys[x].less(&keys[y]) })
 				for j := range want {
-					if got[j] != int32(want[j].d) {
-						t.Fatalf("n=%d threads=%d runs=%d: orderBuckets differs from sortKeys at %d", n, threads, runs, j)
+					if idx[j] != int32(want[j].d) {
+						t.Fatalf("n=%d threads=%d runs=%d: orderRuns differs from sortKeys at %d", n, threads, runs, j)
 					}
 				}
 			}

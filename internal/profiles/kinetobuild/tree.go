@@ -30,11 +30,11 @@ type tree struct {
 // module frame open at their time on the same thread.
 func (t *tree) buildCPUTree() {
 	nodes := t.nodes
-	// Sort (thread, start, longest first, containRank, arrival) on
-	// precomputed keys: the comparator does not chase node indexes. The
-	// keys are first placed by thread (a counting pass over the per-thread
-	// counts the builder kept), in arrival order within a thread; then
-	// each thread's runs are merged (see orderBuckets).
+	// Order the CPU nodes by (thread, start, longest first, containRank,
+	// arrival), the memory events by (thread, ts, arrival): placed by
+	// thread first (a counting pass over the per-thread counts the builder
+	// kept), in arrival order within a thread, then each thread's runs
+	// merged (see orderRuns).
 	per := t.b.perThread
 	cpuAt := make([]int, len(per)+1) // start of each thread's bucket
 	memAt := make([]int, len(per)+1)
@@ -42,28 +42,29 @@ func (t *tree) buildCPUTree() {
 		cpuAt[th+1] = cpuAt[th] + int(c.cpu)
 		memAt[th+1] = memAt[th] + int(c.mem)
 	}
-	keys := make([]sortKey, cpuAt[len(per)])
+	cpu := make([]int32, cpuAt[len(per)])
 	next := slices.Clone(cpuAt[:len(per)])
 	for i := int32(0); i < nodes.len(); i++ {
 		if n := nodes.at(i); n.kind.cpu() {
-			keys[next[n.thread]] = sortKey{a: int64(n.thread), b: n.start, c: -n.dur, d: int64(containRank(n))<<32 | int64(i)}
+			cpu[next[n.thread]] = i
 			next[n.thread]++
 		}
 	}
-	cpu := make([]int32, len(keys))
-	orderBuckets(keys, cpuAt, cpu)
-	keys = nil
+	orderRuns(cpu, cpuAt, func(a, b int32) bool { return precedes(nodes.at(a), nodes.at(b), a, b) })
 	mems := t.b.mems
-	memKeys := make([]sortKey, mems.len())
+	memOrder := make([]int32, mems.len())
 	next = slices.Clone(memAt[:len(per)])
 	for i := int32(0); i < mems.len(); i++ {
-		m := mems.at(i)
-		memKeys[next[m.thread]] = sortKey{a: int64(m.thread), b: m.ts, d: int64(i)}
-		next[m.thread]++
+		th := mems.at(i).thread
+		memOrder[next[th]] = i
+		next[th]++
 	}
-	memOrder := make([]int32, mems.len())
-	orderBuckets(memKeys, memAt, memOrder)
-	memKeys = nil
+	orderRuns(memOrder, memAt, func(a, b int32) bool {
+		if ta, tb := mems.at(a).ts, mems.at(b).ts; ta != tb {
+			return ta < tb
+		}
+		return a < b
+	})
 	t.memNode = make([]int32, mems.len())
 	stack := make([]int32, 0, 64)
 	ci, mi := 0, 0
