@@ -186,7 +186,7 @@ func Parse(r io.Reader, opts Options, h Handler) (md Metadata, err error) {
 		overrun:   cmp.Or(opts.overrun, defaultOverrun),
 	}
 	p.md.Rank, p.md.WorldSize = -1, -1
-	p.ev.Args.Other = make([]KV, 0, MaxOtherArgs)
+	p.ev = &Event{Args: Args{Other: make([]KV, 0, MaxOtherArgs)}}
 	defer func() {
 		if r := recover(); r != nil {
 			pe, ok := r.(parseError)
@@ -228,10 +228,14 @@ type parser struct {
 
 	scratch []byte // unescaped strings
 	h       Handler
-	ev      Event
-	md      Metadata
-	tab     *strTab
-	depth   int
+	ev      *Event // the event being parsed
+	// slots, in a parallel job's parser, gives the place of each event:
+	// the job's own table, so that the event is parsed where it is kept
+	// rather than parsed here and copied there.
+	slots interface{ slot() *Event }
+	md    Metadata
+	tab   *strTab
+	depth int
 
 	// Parallel parsing of traceEvents (parallel.go): workers > 1 enables
 	// it in the top-level parser; a job's parser stops at stopAt (-1: no
