@@ -121,7 +121,7 @@ const (
 	fStep                     // ProfilerStep#N
 )
 
-// node is one kept duration event ('X'). 72 bytes.
+// node is one kept duration event ('X'). 64 bytes.
 type node struct {
 	start int64 // ts as written (ns); Metadata.BaseTimeNs added in Finish
 	dur   int64
@@ -297,7 +297,7 @@ func (b *Builder) thread(e *kineto.Event) uint32 {
 	return i
 }
 
-// chunkBits sizes the chunks of a table (8192 elements: 576 KiB of
+// chunkBits sizes the chunks of a table (8192 elements: 512 KiB of
 // nodes).
 const chunkBits = 13
 
