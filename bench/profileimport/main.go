@@ -271,7 +271,7 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 		netKB := max(i2.RSSKB-ourFloor.RSSKB, 0)
 		verdict := fmt.Sprintf("under %.0f MB: no target", minTargetSize/1e6)
 		if in.trace >= minTargetSize {
-			v1, v2 := fmt.Sprintf("≥%d× met", targetSpeedup), fmt.Sprintf("RSS≤%.1f× met", targetRSS)
+			v1, v2 := fmt.Sprintf("≥%d× MET", targetSpeedup), fmt.Sprintf("RSS≤%.1f× MET", targetRSS)
 			if speedup < targetSpeedup {
 				v1, speedMet = fmt.Sprintf("≥%d× NOT MET", targetSpeedup), false
 			}
