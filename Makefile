@@ -303,7 +303,7 @@ bench: build $(FAKENVML) $(FLOOR)
 	# same spans/s: LOAD_DURATION=30s for a quick run.
 	cd bench && $(GO) run ./load -duration $(LOAD_DURATION) -floor -floorbin $(FLOOR) | tee ../$(BENCH_OUT)/load.txt
 	@echo; echo "== the targets and their verdicts (full output in $(BENCH_OUT)/)"
-	@grep -H -E '\b(NOT )?MET\b' $(BENCH_OUT)/*.txt | sed 's|^$(BENCH_OUT)/||; s|\.txt:| |' | awk '!seen[$$0]++'
+	@grep -H -E '\b(NOT )?MET\b' $(BENCH_OUT)/*.txt | sed 's|^$(BENCH_OUT)/||; s|\.txt:[[:space:]]*| |' | awk '!seen[$$0]++'
 
 clean:
 	rm -rf $(BUILD_DIR)
