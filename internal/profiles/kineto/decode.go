@@ -356,8 +356,7 @@ func (p *parser) eventLoop() {
 // assignment of the cleared event: saving Args, clearing the event and
 // resetting Args after were three passes over the 200-byte Args per event.
 func (e *Event) Reset() {
-	*e = Event{Args: Args{ExternalID: -1, Correlation: -1, PythonID: -1, PythonParentID: -1, Device: -1, Stream: -1,
-		Addr: -1, Bytes: 0, TotalAllocated: -1, TotalReserved: -1, DeviceType: -1, DeviceID: -1, Other: e.Args.Other[:0]}}
+	*e = Event{Args: clearArgs(e.Args.Other)}
 }
 
 const (

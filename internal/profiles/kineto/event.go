@@ -72,10 +72,13 @@ type KV struct{ Key, Value string }
 const MaxOtherArgs = 16
 
 // Reset clears the args for reuse.
-func (a *Args) Reset() {
-	other := a.Other[:0]
-	*a = Args{ExternalID: -1, Correlation: -1, PythonID: -1, PythonParentID: -1, Device: -1, Stream: -1,
-		Addr: -1, Bytes: 0, TotalAllocated: -1, TotalReserved: -1, DeviceType: -1, DeviceID: -1, Other: other}
+func (a *Args) Reset() { *a = clearArgs(a.Other) }
+
+// clearArgs is cleared Args (every absent number -1) keeping other's
+// storage.
+func clearArgs(other []KV) Args {
+	return Args{ExternalID: -1, Correlation: -1, PythonID: -1, PythonParentID: -1, Device: -1, Stream: -1,
+		Addr: -1, Bytes: 0, TotalAllocated: -1, TotalReserved: -1, DeviceType: -1, DeviceID: -1, Other: other[:0]}
 }
 
 // Metadata is everything outside traceEvents, in whatever order the file
