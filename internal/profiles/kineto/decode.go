@@ -329,8 +329,8 @@ func (p *parser) eventLoop() {
 			p.failUnexpected("in traceEvents (want an event object)")
 		}
 		p.pos++
-		if p.slots != nil {
-			p.ev = p.slots.slot()
+		if p.job != nil {
+			p.ev = p.job.slot()
 		}
 		p.event()
 		p.md.Events++

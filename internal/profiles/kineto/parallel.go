@@ -312,7 +312,7 @@ func (w *worker) run(j *job, top *parser, s *stream) {
 		tok:     -1,
 		limit:   top.limit,
 		h:       j,
-		slots:   j,
+		job:     j,
 		tab:     w.tab,
 		stopAt:  j.stopAt,
 		noOther: top.noOther,

@@ -229,10 +229,10 @@ type parser struct {
 	scratch []byte // unescaped strings
 	h       Handler
 	ev      *Event // the event being parsed
-	// slots, in a parallel job's parser, gives the place of each event:
-	// the job's own table, so that the event is parsed where it is kept
-	// rather than parsed here and copied there.
-	slots interface{ slot() *Event }
+	// job, in a parallel job's parser, is that job: each event is parsed
+	// in the job's own table (job.slot), where it is kept, rather than
+	// parsed here and copied there.
+	job   *job
 	md    Metadata
 	tab   *strTab
 	depth int

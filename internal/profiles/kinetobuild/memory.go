@@ -77,15 +77,13 @@ func (t *tree) memory(st *Stats) *memAccount {
 	mems := t.b.mems
 	acc := &memAccount{}
 	st.MemoryEvents = int64(mems.len())
-	keys := make([]sortKey, mems.len())
-	for i := range keys {
-		keys[i] = sortKey{a: mems.at(int32(i)).ts, d: int64(i)} // stable: ties by index
-	}
-	sortKeys(keys)
+	// All memory events by time, ties by arrival: one bucket of the
+	// arrival order's time-ordered runs, merged.
 	order := make([]int32, mems.len())
-	for i := range keys {
-		order[i] = int32(keys[i].d)
+	for i := range order {
+		order[i] = int32(i)
 	}
+	orderRuns(order, []int{0, len(order)}, memEarlier(mems))
 	acc.order = order
 
 	groups := make(map[groupKey]int32)

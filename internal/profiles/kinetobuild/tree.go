@@ -59,12 +59,7 @@ func (t *tree) buildCPUTree() {
 		memOrder[next[th]] = i
 		next[th]++
 	}
-	orderRuns(memOrder, memAt, func(a, b int32) bool {
-		if ta, tb := mems.at(a).ts, mems.at(b).ts; ta != tb {
-			return ta < tb
-		}
-		return a < b
-	})
+	orderRuns(memOrder, memAt, memEarlier(mems))
 	t.memNode = make([]int32, mems.len())
 	stack := make([]int32, 0, 64)
 	ci, mi := 0, 0
@@ -164,6 +159,16 @@ func (t *tree) buildCPUTree() {
 		if pn.thread == n.thread && precedes(pn, n, p, i) {
 			n.parent = p
 		}
+	}
+}
+
+// memEarlier orders memory events by time, ties by arrival.
+func memEarlier(mems table[memEvent]) func(a, b int32) bool {
+	return func(a, b int32) bool {
+		if ta, tb := mems.at(a).ts, mems.at(b).ts; ta != tb {
+			return ta < tb
+		}
+		return a < b
 	}
 }
 
