@@ -226,3 +226,90 @@ func TestNoOtherArgs(t *testing.T) {
 		check(name, string(data))
 	}
 }
+
+// failingReader returns its bytes and then err.
+type failingReader struct {
+	b   []byte
+	err error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// A read error in the middle of traceEvents ends the parallel parse with
+// that error (wrapped as the sequential parser wraps it), after a prefix
+// of the sequential parser's events, wherever the read-ahead stands.
+func TestParallelReadError(t *testing.T) {
+	doc := trickyDocs[1]
+	errDisk := errors.New("disk on fire")
+	for n := 20; n < len(doc); n += 37 {
+		want := parseAll(t, &failingReader{[]byte(doc[:n]), errDisk}, Options{})
+		got := parseAll(t, &failingReader{[]byte(doc[:n]), errDisk}, tinyParallel(2, 32, 512))
+		if !strings.Contains(want.err, errDisk.Error()) || got.err != want.err {
+			t.Fatalf("cut at %d: error %q, sequential %q", n, got.err, want.err)
+		}
+		if len(got.events) < len(want.events) || !reflect.DeepEqual(got.events[:len(want.events)], want.events) {
+			t.Fatalf("cut at %d: %d events, sequential delivered %d (a prefix of them expected)", n, len(got.events), len(want.events))
+		}
+	}
+}
+
+// Stopping the read-ahead at any point hands the stream back whole: what
+// its goroutine read (sent, or read when told to quit) comes first, in
+// order, then direct reads; every byte once, the limit kept, and the
+// goroutine gone when stopReadAhead returns.
+func TestReadAheadHandsBackEveryByte(t *testing.T) {
+	data := make([]byte, 1000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for _, left := range []int64{-1, 0, 1, 333, 999, 1000, 5000} {
+		for taken := 0; taken < 12; taken++ {
+			what := fmt.Sprintf("left %d, %d blocks taken first", left, taken)
+			first := &block{}
+			s := &stream{r: bytes.NewReader(data), tail: first, left: left, blockSize: 64}
+			s.readAhead(2)
+			var got []byte
+			b := first
+			for range taken {
+				nb, err := s.next(b)
+				if nb == nil {
+					if err != io.EOF {
+						t.Fatalf("%s: %v", what, err)
+					}
+					break
+				}
+				got, b = append(got, nb.data...), nb
+			}
+			s.stopReadAhead()
+			select {
+			case <-s.aheadDone:
+			default:
+				t.Fatalf("%s: the read-ahead goroutine still runs", what)
+			}
+			for {
+				nb, err := s.next(b)
+				if nb == nil {
+					if err != io.EOF {
+						t.Fatalf("%s: %v", what, err)
+					}
+					break
+				}
+				got, b = append(got, nb.data...), nb
+			}
+			want := data
+			if left >= 0 && left < int64(len(data)) {
+				want = data[:left]
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s: read %d bytes, want %d (or they differ)", what, len(got), len(want))
+			}
+		}
+	}
+}
