@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -212,8 +213,6 @@ func readFixture(t testing.TB, name string) []byte {
 // fixture from memory with a handler doing trivial work.
 func BenchmarkParseDFIndexResolver(b *testing.B) {
 	data := readFixture(b, "hta-df_index_resolver.json.gz")
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
 	var n, mem int64
 	h := HandlerFunc(func(e *Event) error {
 		n++
@@ -222,13 +221,20 @@ func BenchmarkParseDFIndexResolver(b *testing.B) {
 		}
 		return nil
 	})
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := Parse(bytes.NewReader(data), Options{}, h); err != nil {
-			b.Fatal(err)
-		}
+	for _, noOther := range []bool{false, true} {
+		// NoOtherArgs as the import parses.
+		b.Run("NoOtherArgs="+strconv.FormatBool(noOther), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			n = 0
+			for b.Loop() {
+				if _, err := Parse(bytes.NewReader(data), Options{NoOtherArgs: noOther}, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)/float64(b.N), "events/op")
+		})
 	}
-	b.ReportMetric(float64(n)/float64(b.N), "events/op")
 }
 
 // BenchmarkParseDFIndexResolverGzip includes decompression.

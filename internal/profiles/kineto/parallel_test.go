@@ -313,3 +313,27 @@ func TestReadAheadHandsBackEveryByte(t *testing.T) {
 		}
 	}
 }
+
+// On documents of many lines the parallel parser's errors name the
+// sequential parser's line, wherever the error falls: in a job, after a
+// wrong guess, past the sequential fallback, after the array.
+func TestParallelErrorLines(t *testing.T) {
+	for d, doc := range trickyDocs {
+		doc = strings.ReplaceAll(doc, ", ", ",\n  ")
+		want := parseAll(t, strings.NewReader(doc), Options{})
+		for _, block := range []int{16, 64, 250} {
+			for _, overrun := range []int64{64, 4096} {
+				got := parseAll(t, strings.NewReader(doc), tinyParallel(2, block, overrun))
+				sameOutcome(t, fmt.Sprintf("doc %d, block %d, overrun %d", d, block, overrun), want, got)
+			}
+		}
+	}
+	doc := strings.ReplaceAll(trickyDocs[1], ", ", ",\n  ")
+	for n := 0; n <= len(doc); n += 5 {
+		for _, bad := range []string{"", "}", "x"} {
+			cut := doc[:n] + bad
+			want := parseAll(t, strings.NewReader(cut), Options{})
+			sameOutcome(t, fmt.Sprintf("cut at %d + %q", n, bad), want, parseAll(t, strings.NewReader(cut), tinyParallel(2, 32, 256)))
+		}
+	}
+}
