@@ -211,7 +211,7 @@ type Builder struct {
 
 	// The event tables, in arrival order.
 	nodes  nodeTable
-	extras []extra
+	extras table[extra] // entry 0: none
 	mems   table[memEvent]
 	flows  table[flow]
 
@@ -245,7 +245,6 @@ func NewBuilder(opts Options) *Builder {
 		opts:    opts,
 		strIdx:  make(map[string]uint32),
 		thrIdx:  make(map[threadKey]uint32),
-		extras:  []extra{{}},
 		strs:    nil,
 		threads: nil,
 	}
@@ -436,8 +435,11 @@ func (b *Builder) addNode(e *kineto.Event, ci uint32) {
 	a := &e.Args
 	if a.InputDims != "" || a.Grid != "" || a.Block != "" || a.CallStack != "" {
 		x := extra{inputDims: b.intern(a.InputDims), grid: b.intern(a.Grid), block: b.intern(a.Block), callStack: b.intern(a.CallStack)}
-		n.extra = uint32(len(b.extras))
-		b.extras = append(b.extras, x)
+		if b.extras.len() == 0 {
+			b.extras.add(extra{}) // index 0 means none
+		}
+		n.extra = uint32(b.extras.len())
+		b.extras.add(x)
 	}
 	if k.cpu() {
 		b.perThread[n.thread].cpu++

@@ -569,7 +569,7 @@ func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pc
 		}
 	}
 	if nd.extra != 0 {
-		x := &b.extras[nd.extra]
+		x := b.extras.at(int32(nd.extra))
 		putRaw(a, spec.AttrProfileInputDims, b.strs[x.inputDims])
 		putRaw(a, spec.AttrProfileGrid, b.strs[x.grid])
 		putRaw(a, spec.AttrProfileBlock, b.strs[x.block])
@@ -602,7 +602,7 @@ func (b *Builder) attrCount(t *tree, nd *node, i int32) int {
 		c++
 	}
 	if nd.extra != 0 {
-		x := &b.extras[nd.extra]
+		x := b.extras.at(int32(nd.extra))
 		for _, v := range [...]uint32{x.inputDims, x.grid, x.block, x.callStack} {
 			if v != 0 {
 				c++
@@ -662,7 +662,7 @@ func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file stri
 
 // release drops the builder's state once Finish has built the result.
 func (b *Builder) release() {
-	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, nil, table[memEvent]{}, table[flow]{}
+	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, table[extra]{}, table[memEvent]{}, table[flow]{}
 	b.strs, b.strIdx, b.threads, b.thrIdx, b.perThread = nil, nil, nil, nil, nil
 	b.hasLastThr, b.hasLastCat, b.lastCat = false, false, ""
 	b.strCache = [internCacheSize]uint32{}
