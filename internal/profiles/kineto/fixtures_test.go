@@ -339,6 +339,13 @@ func FuzzParse(f *testing.F) {
 			want.events[i].Args.Other = nil
 		}
 		sameOutcome(t, "parallel, NoOtherArgs", want, got)
+		// Past a limit inside the document, the same error after the
+		// same events.
+		limit := int64(len(data)/2 + 1)
+		want = parseAll(t, bytes.NewReader(data), Options{MaxDecompressed: limit})
+		limited := tinyParallel(2, 8+len(data)%61, 128)
+		limited.MaxDecompressed = limit
+		sameOutcome(t, "parallel, limit", want, parseAll(t, bytes.NewReader(data), limited))
 		if err != nil {
 			if se := (*SyntaxError)(nil); errors.As(err, &se) && (se.Offset < 0 || se.Offset > int64(len(data)) || se.Line < 1) {
 				t.Fatalf("bad error position: %v", se)

@@ -42,7 +42,29 @@ func (p *parser) fill() bool {
 			keep = p.tok
 		}
 	}
-	if keep > 0 {
+	if keep == p.end && p.sr != nil && p.takeBlock() {
+		return true
+	}
+	if p.shared {
+		// The bytes kept move to the parser's own buffer: a block of the
+		// stream is read by other goroutines and never written.
+		if need := p.end - keep + 1; len(p.own) < need {
+			p.own = make([]byte, max(need, 2*len(p.own)))
+		}
+		p.lines += bytes.Count(p.buf[:keep], nl)
+		p.base += int64(keep)
+		n := copy(p.own, p.buf[keep:p.end])
+		p.buf, p.shared = p.own, false
+		p.pos -= keep
+		if p.mark >= 0 {
+			p.mark -= keep
+		}
+		if p.tok >= 0 {
+			p.tok -= keep
+		}
+		p.end = n
+		p.buf[n] = 0
+	} else if keep > 0 {
 		p.lines += bytes.Count(p.buf[:keep], nl)
 		p.base += int64(keep)
 		n := copy(p.buf, p.buf[keep:p.end])
@@ -68,8 +90,19 @@ func (p *parser) fill() bool {
 	}
 	for {
 		want := len(p.buf) - 1 - p.end // keep room for the sentinel
-		if p.limit > 0 && int64(want) > p.limit-p.read+1 {
-			want = int(p.limit - p.read + 1)
+		if p.limit > 0 {
+			// Reads stop at the limit, then one byte more is asked for
+			// only when the parse needs it: the parse fails exactly when
+			// it needs the byte at offset limit, after every event that
+			// ended before it, however the input was cut into reads (a
+			// read crossing the limit used to fail at once, losing the
+			// events of its first part, and more or fewer of them in
+			// the parallel parser than in the sequential one).
+			if p.read >= p.limit {
+				want = 1
+			} else if int64(want) > p.limit-p.read {
+				want = int(p.limit - p.read)
+			}
 		}
 		n, err := p.r.Read(p.buf[p.end : p.end+want])
 		p.end += n
@@ -80,7 +113,7 @@ func (p *parser) fill() bool {
 			p.buf[p.end] = 0
 			p.read -= int64(n)
 			p.eof = true
-			panic(parseError{fmt.Errorf("kineto: offset %d: %w (%d bytes)", p.base+int64(p.end), ErrTooLarge, p.limit)})
+			panic(parseError{fmt.Errorf("kineto: offset %d: %w (%d bytes)", p.limit, ErrTooLarge, p.limit)})
 		}
 		if err != nil {
 			p.eof = true
@@ -96,6 +129,41 @@ func (p *parser) fill() bool {
 }
 
 var nl = []byte{'\n'}
+
+// takeBlock makes the rest of the stream's current block the buffer, in
+// place, when a job's parser keeps nothing of its buffer (all of it
+// parsed, no token open): copying every block into the parser's buffer
+// was 2.4% of the CPU of the 541 MB .gz import (40 ms of 1.67 s, the
+// memmove of streamReader.Read). It reports false, having read nothing,
+// where the copying path must read instead: at an error or the end, past
+// the job's overrun, a block without a sentinel, or where the bytes could
+// cross the parse's limit.
+func (p *parser) takeBlock() bool {
+	maxLen := int64(-1)
+	if p.limit > 0 {
+		maxLen = p.limit - p.read
+	}
+	d, ok := p.sr.span(maxLen)
+	if !ok {
+		return false
+	}
+	if !p.shared {
+		p.own = p.buf
+	}
+	p.lines += bytes.Count(p.buf[:p.end], nl)
+	p.base += int64(p.end)
+	p.pos -= p.end
+	if p.mark >= 0 {
+		p.mark -= p.end
+	}
+	if p.tok >= 0 {
+		p.tok -= p.end
+	}
+	n := len(d) - 1 // d[n] is the block's 0 sentinel
+	p.buf, p.shared, p.end = d, true, n
+	p.read += int64(n)
+	return true
+}
 
 // fail stops the parse with a SyntaxError at buf[at].
 func (p *parser) failAt(at int, msg string) {

@@ -95,6 +95,9 @@ type block struct {
 	data []byte
 	off  int64 // stream offset of data[0]
 	next *block
+	// sentinel: data[:len(data)+1] ends with a 0 byte, so a job's parser
+	// can parse the block in place (takeBlock).
+	sentinel bool
 }
 
 // stream reads the underlying reader in blocks, on demand, for all the
@@ -143,7 +146,7 @@ func (s *stream) recycle(b, until *block) {
 	s.spareMu.Lock()
 	defer s.spareMu.Unlock()
 	for ; b != nil && b != until; b = b.next {
-		if cap(b.data) == s.blockSize {
+		if cap(b.data) == s.blockSize+1 {
 			s.spare = append(s.spare, b.data[:s.blockSize])
 		}
 		b.data = nil
@@ -159,7 +162,7 @@ func (s *stream) buffer(size int) []byte {
 		s.spare = s.spare[:n-1]
 		return buf
 	}
-	return make([]byte, size)
+	return make([]byte, size, size+1) // and the sentinel
 }
 
 // readAhead starts a goroutine reading the next depth blocks before they
@@ -273,7 +276,10 @@ func (s *stream) readBlock() {
 func (s *stream) appendChunk(c chunk) {
 	if c.n > 0 {
 		t := s.tail
-		nb := &block{data: c.buf[:c.n], off: t.off + int64(len(t.data))}
+		nb := &block{data: c.buf[:c.n], off: t.off + int64(len(t.data)), sentinel: cap(c.buf) > c.n}
+		if nb.sentinel {
+			c.buf[:c.n+1][c.n] = 0
+		}
 		t.next, s.tail = nb, nb
 		if s.left >= 0 {
 			s.left -= int64(c.n)
@@ -304,6 +310,33 @@ type streamReader struct {
 	// job readers (job set) fail once the parse is cancelled.
 	maxOff int64
 	job    bool
+}
+
+// span returns the rest of the current block (moving to the next block
+// when this one is read to its end) with its 0 sentinel after it, and
+// consumes it; false, consuming nothing, where Read would fail or reach
+// the end, when the rest is longer than maxLen (>= 0), or when the block
+// has no sentinel.
+func (r *streamReader) span(maxLen int64) ([]byte, bool) {
+	if r.job && r.s.cancelled.Load() {
+		return nil, false
+	}
+	for r.idx >= len(r.b.data) {
+		nb, _ := r.s.next(r.b)
+		if nb == nil {
+			return nil, false
+		}
+		r.b, r.idx = nb, 0
+	}
+	if r.maxOff >= 0 && r.b.off+int64(r.idx) >= r.maxOff {
+		return nil, false
+	}
+	d := r.b.data[r.idx:]
+	if !r.b.sentinel || (maxLen >= 0 && int64(len(d)) > maxLen) {
+		return nil, false
+	}
+	r.idx = len(r.b.data)
+	return d[:len(d)+1], true
 }
 
 func (r *streamReader) Read(p []byte) (int, error) {
@@ -418,8 +451,10 @@ func newWorker() *worker {
 // top-level parser top.
 func (w *worker) run(j *job, top *parser, s *stream) {
 	maxOff := max(j.stopAt, j.start) + top.overrun
+	sr := &streamReader{s: s, b: j.b, idx: j.idx, maxOff: maxOff, job: true}
 	q := &parser{
-		r:       &streamReader{s: s, b: j.b, idx: j.idx, maxOff: maxOff, job: true},
+		r:       sr,
+		sr:      sr,
 		buf:     w.buf,
 		mark:    -1,
 		tok:     -1,
@@ -437,7 +472,11 @@ func (w *worker) run(j *job, top *parser, s *stream) {
 	q.buf[0] = 0
 	j.other = w.other[:0]
 	j.err = q.runEvents()
-	w.buf = q.buf
+	if q.shared {
+		w.buf = q.own
+	} else {
+		w.buf = q.buf
+	}
 	j.end = q.base + int64(q.pos)
 	j.lines = q.lines + bytes.Count(q.buf[:q.pos], nl)
 	j.arrayEnded = q.arrayEnded
@@ -478,12 +517,12 @@ func (p *parser) eventsParallel() {
 	// The bytes already buffered become the first blocks.
 	buffered := append([]byte(nil), p.buf[p.pos:p.end]...)
 	first := &block{off: p.base + int64(p.pos)}
-	first.data, buffered = buffered[:min(len(buffered), p.blockSize)], buffered[min(len(buffered), p.blockSize):]
+	first.data, buffered = buffered[:min(len(buffered), p.blockSize):min(len(buffered), p.blockSize)], buffered[min(len(buffered), p.blockSize):]
 	s := &stream{r: p.r, tail: first, left: -1, blockSize: p.blockSize}
 	for len(buffered) > 0 {
 		t := s.tail
 		n := min(len(buffered), p.blockSize)
-		nb := &block{data: buffered[:n], off: t.off + int64(len(t.data))}
+		nb := &block{data: buffered[:n:n], off: t.off + int64(len(t.data))}
 		t.next, s.tail, buffered = nb, nb, buffered[n:]
 	}
 	if p.limit > 0 {

@@ -62,7 +62,7 @@ func sameOutcome(t *testing.T, what string, want, got outcome) {
 // tinyParallel makes the parallel parser cut a small document into many
 // jobs, so that every boundary case happens.
 func tinyParallel(workers, block int, overrun int64) Options {
-	return Options{Workers: workers, blockSize: block, overrun: overrun}
+	return Options{Workers: workers, blockSize: block, overrun: overrun, firstBuf: 16}
 }
 
 // Documents where guesses go wrong: "},{" inside strings and in arrays of
@@ -162,21 +162,21 @@ func TestParallelFixtures(t *testing.T) {
 	}
 }
 
-// Past MaxDecompressed the parallel parse fails with ErrTooLarge too, after
-// at least the events the sequential parser delivered.
+// Past MaxDecompressed the parallel parse fails with the sequential
+// parser's ErrTooLarge, after the same events: those that ended before the
+// limit, however the input was cut into reads.
 func TestParallelMaxDecompressed(t *testing.T) {
 	doc := trickyDocs[1]
 	for _, limit := range []int64{10, 100, 1000, int64(len(doc)) - 1} {
 		want := parseAll(t, strings.NewReader(doc), Options{MaxDecompressed: limit})
 		o := tinyParallel(2, 64, 512)
 		o.MaxDecompressed = limit
-		got := parseAll(t, strings.NewReader(doc), o)
-		if want.err == "" || got.err != want.err {
-			t.Fatalf("limit %d: error %q, sequential %q", limit, got.err, want.err)
+		if want.err == "" {
+			t.Fatalf("limit %d: no error", limit)
 		}
-		if len(got.events) < len(want.events) || !reflect.DeepEqual(got.events[:len(want.events)], want.events) {
-			t.Fatalf("limit %d: %d events, sequential delivered %d (a prefix of them expected)", limit, len(got.events), len(want.events))
-		}
+		sameOutcome(t, fmt.Sprintf("limit %d", limit), want, parseAll(t, strings.NewReader(doc), o))
+		// However the input is cut into reads.
+		sameOutcome(t, fmt.Sprintf("limit %d, one-byte reads", limit), want, parseAll(t, &oneByte{[]byte(doc)}, Options{MaxDecompressed: limit}))
 	}
 }
 
@@ -334,6 +334,53 @@ func TestParallelErrorLines(t *testing.T) {
 			cut := doc[:n] + bad
 			want := parseAll(t, strings.NewReader(cut), Options{})
 			sameOutcome(t, fmt.Sprintf("cut at %d + %q", n, bad), want, parseAll(t, strings.NewReader(cut), tinyParallel(2, 32, 256)))
+		}
+	}
+}
+
+// Documents larger than the parser's first buffer, with tokens longer
+// than its own buffer (150 KB names, a 70 KB raw arg) in blocks of every
+// size: the parallel parser reading blocks in place and copying what it
+// keeps into its own buffer (growing it) gives the sequential outcome,
+// whole and past MaxDecompressed at offsets inside the events array.
+func TestParallelLargeDocuments(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents": [` + "\n")
+	for i := range 3000 {
+		switch {
+		case i%300 == 150:
+			// A number (kept whole up to maxToken, where a string is
+			// cut at MaxString) long enough that, starting anywhere in
+			// the second half of a 256 KB block, it keeps more than the
+			// parser's 64 KB buffer when the block ends; and a long name.
+			fmt.Fprintf(&b, `  {"ph": "X", "name": "%s", "ts": %d, "dur": 1%s},`+"\n", strings.Repeat("n", 100<<10), i, strings.Repeat("0", 150<<10+i))
+		case i%1000 == 700:
+			fmt.Fprintf(&b, `  {"ph": "X", "name": "k", "ts": %d, "args": {"Input Dims": [%s1]}},`+"\n", i, strings.Repeat("12345, ", 10<<10))
+		default:
+			fmt.Fprintf(&b, `  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 9, "ts": %d, "dur": %d, "args": {"External id": %d, "x": "},{"}},`+"\n", 1000+i, i%7, i)
+		}
+	}
+	b.WriteString(`  {"ph": "i"}], "traceName": "big"}`)
+	doc := b.String()
+	if len(doc) < 4*initialBuf {
+		t.Fatalf("document of %d bytes: not larger than the buffers", len(doc))
+	}
+	opts := []Options{{Workers: 2}, tinyParallel(2, 4096, 1<<20), tinyParallel(3, 100_000, 4<<20), tinyParallel(2, 300_000, 4<<20)}
+	want := parseAll(t, strings.NewReader(doc), Options{})
+	if want.err != "" {
+		t.Fatal(want.err)
+	}
+	for _, o := range opts {
+		sameOutcome(t, fmt.Sprintf("block %d", o.blockSize), want, parseAll(t, strings.NewReader(doc), o))
+	}
+	for _, limit := range []int64{int64(len(doc)) / 3, int64(len(doc)) / 2, int64(len(doc)) - 100, int64(len(doc)) - 1} {
+		want := parseAll(t, strings.NewReader(doc), Options{MaxDecompressed: limit})
+		if want.err == "" {
+			t.Fatalf("limit %d: no error", limit)
+		}
+		for _, o := range opts {
+			o.MaxDecompressed = limit
+			sameOutcome(t, fmt.Sprintf("limit %d, block %d", limit, o.blockSize), want, parseAll(t, strings.NewReader(doc), o))
 		}
 	}
 }

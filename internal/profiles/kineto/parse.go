@@ -22,15 +22,16 @@ import (
 // Options tune Parse.
 type Options struct {
 	// MaxDecompressed bounds the bytes read from the (decompressed) stream;
-	// beyond it the parse fails with ErrTooLarge (gzip bombs, 20 GB files).
-	// 0 = no limit.
+	// beyond it the parse fails with ErrTooLarge (gzip bombs, 20 GB files),
+	// when it needs the first byte past the limit: after every event that
+	// ended before it. 0 = no limit.
 	MaxDecompressed int64
 	// Workers > 1 parses the events of traceEvents on that many goroutines
 	// (see parallel.go); the Handler is still called from the goroutine
 	// that called Parse, in file order, and the result is the same as with
 	// one worker (events, Metadata, and the SyntaxError with its offset),
-	// except that after a read error or ErrTooLarge more of the events read
-	// before it may have been delivered. ParseFile uses one worker for
+	// except that after a read error more of the events read before it may
+	// have been delivered. ParseFile uses one worker for
 	// files too small to gain from more (ParallelMinBytes).
 	Workers int
 	// NoOtherArgs leaves Args.Other empty: the remaining args are
@@ -41,10 +42,14 @@ type Options struct {
 	// for 20 imports, BenchmarkImportDFIndexResolver).
 	NoOtherArgs bool
 
-	// Tests shrink the parallel parser's blocks and job overrun (0: the
-	// defaults) to exercise every boundary on small documents.
+	// Tests shrink the parallel parser's blocks and job overrun and the
+	// top-level parser's first buffer (0: the defaults) to exercise every
+	// boundary on small documents: with a first buffer smaller than the
+	// document, the events array is read through the stream's blocks
+	// (which jobs parse in place) rather than from bytes already buffered.
 	blockSize int
 	overrun   int64
+	firstBuf  int
 }
 
 // ErrTooLarge is returned (wrapped) when the stream exceeds
@@ -171,7 +176,7 @@ func ParseFile(path string, opts Options, h Handler) (Metadata, error) {
 func Parse(r io.Reader, opts Options, h Handler) (md Metadata, err error) {
 	p := &parser{
 		r:     r,
-		buf:   make([]byte, initialBuf),
+		buf:   make([]byte, cmp.Or(opts.firstBuf, initialBuf)),
 		mark:  -1,
 		tok:   -1,
 		limit: opts.MaxDecompressed,
@@ -205,15 +210,21 @@ func Parse(r io.Reader, opts Options, h Handler) (md Metadata, err error) {
 type parseError struct{ err error }
 
 type parser struct {
-	r     io.Reader
-	buf   []byte
-	pos   int   // next byte to read
-	end   int   // end of valid data in buf
-	base  int64 // stream offset of buf[0]
-	lines int   // newlines in the stream before buf[0]
-	read  int64 // bytes read from r
-	limit int64
-	eof   bool
+	r   io.Reader
+	buf []byte
+	// In a parallel job's parser: sr is r, and buf may be a block of the
+	// stream itself (shared, read in place: see takeBlock), the parser's
+	// own buffer then kept in own.
+	sr     *streamReader
+	shared bool
+	own    []byte
+	pos    int   // next byte to read
+	end    int   // end of valid data in buf
+	base   int64 // stream offset of buf[0]
+	lines  int   // newlines in the stream before buf[0]
+	read   int64 // bytes read from r
+	limit  int64
+	eof    bool
 
 	// mark, when >= 0, is a position in buf whose bytes fill keeps (it is
 	// moved along on compaction). markCap bounds what is kept: past it the
