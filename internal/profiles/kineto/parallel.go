@@ -188,10 +188,7 @@ func (s *stream) readAhead(depth int) {
 			c := chunk{err: io.EOF}
 			if size > 0 {
 				c.buf = s.buffer(size)
-				c.n, c.err = io.ReadFull(s.r, c.buf)
-				if c.err == io.ErrUnexpectedEOF {
-					c.err = io.EOF
-				}
+				c.n, c.err = readBlock(s.r, c.buf)
 				if left >= 0 {
 					left -= int64(c.n)
 				}
@@ -264,11 +261,25 @@ func (s *stream) readBlock() {
 		return
 	}
 	c := chunk{buf: s.buffer(size)}
-	c.n, c.err = io.ReadFull(s.r, c.buf)
-	if c.err == io.ErrUnexpectedEOF {
-		c.err = io.EOF
-	}
+	c.n, c.err = readBlock(s.r, c.buf)
 	s.appendChunk(c)
+}
+
+// readBlock fills buf from r, as io.ReadFull does, but returns io.EOF
+// only when r itself ended: io.ReadFull also reports a short read ended
+// by io.EOF as io.ErrUnexpectedEOF, the same error a truncated gzip
+// stream returns, and the two must not be confused (a .gz cut in its
+// trailer would otherwise parse as whole here and fail sequentially).
+func readBlock(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // appendChunk appends the bytes read to the tail and records the error

@@ -5,6 +5,7 @@ package kineto
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -280,7 +281,7 @@ func TestReadAheadHandsBackEveryByte(t *testing.T) {
 			for range taken {
 				nb, err := s.next(b)
 				if nb == nil {
-					if err != io.EOF {
+					if !errors.Is(err, io.EOF) {
 						t.Fatalf("%s: %v", what, err)
 					}
 					break
@@ -296,7 +297,7 @@ func TestReadAheadHandsBackEveryByte(t *testing.T) {
 			for {
 				nb, err := s.next(b)
 				if nb == nil {
-					if err != io.EOF {
+					if !errors.Is(err, io.EOF) {
 						t.Fatalf("%s: %v", what, err)
 					}
 					break
@@ -381,6 +382,43 @@ func TestParallelLargeDocuments(t *testing.T) {
 		for _, o := range opts {
 			o.MaxDecompressed = limit
 			sameOutcome(t, fmt.Sprintf("limit %d, block %d", limit, o.blockSize), want, parseAll(t, strings.NewReader(doc), o))
+		}
+	}
+}
+
+// A .gz cut anywhere in its trailer (the CRC and length after a complete
+// document) is a read error in both parsers: the gzip reader reports it
+// as io.ErrUnexpectedEOF, the error io.ReadFull also uses for a short
+// read, and taking it for the end of the input parsed a damaged file as
+// whole in the parallel parser only.
+func TestParallelGzipTrailerCut(t *testing.T) {
+	doc := trickyDocs[1]
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	if _, err := zw.Write([]byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	z := zb.Bytes()
+	for cut := 1; cut <= 8; cut++ {
+		open := func() io.Reader {
+			r, err := Open(bytes.NewReader(z[:len(z)-cut]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		want := parseAll(t, open(), Options{})
+		if !strings.Contains(want.err, io.ErrUnexpectedEOF.Error()) {
+			t.Fatalf("cut %d: sequential error %q, want an unexpected EOF", cut, want.err)
+		}
+		for _, block := range []int{32, 1 << 20} {
+			got := parseAll(t, open(), tinyParallel(2, block, 512))
+			if got.err != want.err {
+				t.Fatalf("cut %d, block %d: error %q, sequential %q", cut, block, got.err, want.err)
+			}
 		}
 	}
 }
