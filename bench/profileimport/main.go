@@ -65,8 +65,9 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per file and side, the sides taking turns (the fastest is reported, with the largest RSS)")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "otelcol-llmops-bench-profileimport"), "where decompressed fixtures and the generated traces are kept between runs")
 	fixtures := flag.String("fixtures", "", "fixture directory (default: ../shared/fixtures/traces next to the repository, else /work/shared/fixtures/traces)")
+	python := flag.String("python", "python3", "the Python to compare with (resolved to the interpreter it runs, so that a launcher such as a pyenv shim is not timed)")
 	flag.Parse()
-	if err := run(*sizeMB, *runs, *dir, *fixtures); err != nil {
+	if err := run(*sizeMB, *runs, *dir, *fixtures, *python); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -96,7 +97,7 @@ type side struct {
 	args func(in input) (string, []string)
 }
 
-func run(sizeMB, runs int, dir, fixtures string) error {
+func run(sizeMB, runs int, dir, fixtures, pythonCmd string) error {
 	root, err := benchutil.RepoRoot()
 	if err != nil {
 		return err
@@ -115,8 +116,9 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		return fmt.Errorf("python3 is needed for the baseline: %w", err)
+	python, err := benchutil.Python(pythonCmd)
+	if err != nil {
+		return err
 	}
 	parser := filepath.Join(dir, "kinetoparse")
 	build := exec.CommandContext(context.Background(), "go", "build", "-o", parser, "./internal/profiles/kineto/cmd/kinetoparse")
@@ -175,7 +177,7 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 	if err := os.WriteFile(empty, []byte(`{"traceEvents": []}`), 0o644); err != nil {
 		return err
 	}
-	pyFloor, err := benchutil.Measure(runs, "python3", "-c", pythonLoad, empty)
+	pyFloor, err := benchutil.Measure(runs, python, "-c", pythonLoad, empty)
 	if err != nil {
 		return fmt.Errorf("python on an empty trace: %w", err)
 	}
@@ -187,9 +189,9 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 	sides := []side{
 		{"python", func(in input) (string, []string) {
 			if in.gz {
-				return "python3", []string{"-c", pythonLoadGz, in.path}
+				return python, []string{"-c", pythonLoadGz, in.path}
 			}
-			return "python3", []string{"-c", pythonLoad, in.path}
+			return python, []string{"-c", pythonLoad, in.path}
 		}},
 		{"floor", func(in input) (string, []string) { return parser, []string{"-floor", in.path} }},
 		{"parse", func(in input) (string, []string) { return parser, []string{in.path} }},
@@ -206,7 +208,7 @@ func run(sizeMB, runs int, dir, fixtures string) error {
 	fmt.Printf("%s; fastest of %d run(s) (the sides taking turns), largest RSS. MB: the trace's size decompressed\n", rssMethod, runs)
 	fmt.Printf("(a .gz's own size in brackets). Process floor for RSS (an empty trace): python %.1f MB, ours %.1f MB.\n",
 		float64(pyFloor.RSSKB)/1024, float64(ourFloor.RSSKB)/1024)
-	fmt.Printf("python: python3 -c '%s' FILE (gzip.open for a .gz)\n", pythonLoad)
+	fmt.Printf("python: %s -c '%s' FILE (gzip.open for a .gz)\n", python, pythonLoad)
 	fmt.Printf("floor:  kinetoparse -floor FILE; parse: kinetoparse FILE (2 parse workers, counting events by phase and category)\n\n")
 
 	type row struct {

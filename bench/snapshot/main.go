@@ -38,8 +38,9 @@ func main() {
 	sizeMB := flag.Int("size-mb", 110, "approximate size of the generated snapshot, MB")
 	runs := flag.Int("runs", 3, "runs per side (the fastest is reported, with the largest RSS)")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "otelcol-llmops-bench-snapshot"), "where the generated snapshot is kept between runs")
+	python := flag.String("python", "python3", "the Python to compare with and to generate the snapshot (resolved to the interpreter it runs, so that a launcher such as a pyenv shim is not timed)")
 	flag.Parse()
-	if err := run(*sizeMB, *runs, *dir); err != nil {
+	if err := run(*sizeMB, *runs, *dir, *python); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -55,13 +56,14 @@ type summary struct {
 	MetricPoints     int   `json:"metric_points"`
 }
 
-func run(sizeMB, runs int, dir string) error {
+func run(sizeMB, runs int, dir, pythonCmd string) error {
 	root, err := benchutil.RepoRoot()
 	if err != nil {
 		return err
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		return fmt.Errorf("python3 is needed for the baseline and the generator: %w", err)
+	python, err := benchutil.Python(pythonCmd)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -76,7 +78,7 @@ func run(sizeMB, runs int, dir string) error {
 	if _, err := os.Stat(file); err != nil {
 		fmt.Fprintf(os.Stderr, "generating %s (about a minute; cached for later runs)…\n", file)
 		tmp := file + ".partial"
-		gen := exec.CommandContext(context.Background(), "python3", filepath.Join(root, pkg, "testdata", "gen_snapshot.py"), "big", tmp, "--mb", strconv.Itoa(sizeMB))
+		gen := exec.CommandContext(context.Background(), python, filepath.Join(root, pkg, "testdata", "gen_snapshot.py"), "big", tmp, "--mb", strconv.Itoa(sizeMB))
 		if out, err := gen.CombinedOutput(); err != nil {
 			_ = os.Remove(tmp) // the generator's error is the one to report
 			return fmt.Errorf("generating the snapshot: %w\n%s", err, out)
@@ -91,7 +93,7 @@ func run(sizeMB, runs int, dir string) error {
 	}
 	mb := float64(st.Size()) / 1e6
 
-	py, err := benchutil.Measure(runs, "python3", "-c", pythonLoad, file)
+	py, err := benchutil.Measure(runs, python, "-c", pythonLoad, file)
 	if err != nil {
 		return fmt.Errorf("python: %w", err)
 	}
@@ -109,7 +111,7 @@ func run(sizeMB, runs int, dir string) error {
 	}
 	fmt.Printf("CUDA memory snapshot (%s, %.1f MB, protocol 2 as PyTorch writes it; %d trace entries, %d segments, %d blocks)\n",
 		filepath.Base(file), mb, s.TraceEntries, s.Segments, s.Blocks)
-	fmt.Printf("python: python3 -c '%s' FILE\nours:   snapshotimport FILE (full import: decode, allocator state, sites, leak suspects, OOMs, metrics and logs)\n", pythonLoad)
+	fmt.Printf("python: %s -c '%s' FILE\nours:   snapshotimport FILE (full import: decode, allocator state, sites, leak suspects, OOMs, metrics and logs)\n", python, pythonLoad)
 	fmt.Printf("wall time includes process start; fastest of %d run(s); peak RSS by %s (largest of the runs)\n\n", runs, rssMethod)
 	fmt.Printf("%-8s %8s %8s %10s %9s\n", "side", "s", "MB/s", "peak RSS", "RSS/size")
 	for _, r := range []struct {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -79,4 +80,24 @@ func Tail(s string) string {
 		return "..." + s[len(s)-2000:]
 	}
 	return s
+}
+
+// Python returns the executable that cmd runs Python as (its
+// sys.executable), for a baseline to time the interpreter itself: a
+// launcher in front of it, such as a pyenv shim (a shell script choosing a
+// version, ~0.3 s a start on the project's machine), would be timed as
+// Python's and inflate every speedup against it.
+func Python(cmd string) (string, error) {
+	if _, err := exec.LookPath(cmd); err != nil {
+		return "", fmt.Errorf("%s is needed for the Python baseline (-python names another): %w", cmd, err)
+	}
+	out, err := exec.CommandContext(context.Background(), cmd, "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		return "", fmt.Errorf("asking %s for its interpreter: %w", cmd, err)
+	}
+	path := strings.TrimSpace(string(out))
+	if path == "" {
+		return "", fmt.Errorf("%s reports no sys.executable: pass the interpreter itself with -python", cmd)
+	}
+	return path, nil
 }
