@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +241,7 @@ type importSummary struct {
 		Devices     []any
 	} `json:"metadata"`
 	ByCategory map[string]int `json:"by_category"`
+	Seconds    []float64      `json:"seconds"`
 }
 
 // TestImportsWithTheReceiversBuilder runs the profile import receiver's own
@@ -293,6 +296,24 @@ func TestImportsWithTheReceiversBuilder(t *testing.T) {
 			if s.ByCategory[cat] == 0 {
 				t.Errorf("%s: no %s events parsed", filepath.Base(c.file), cat)
 			}
+		}
+		// -repeat (the bench's in-process passes) imports the file again
+		// in the same process: each pass timed, the last pass's result
+		// the same as a single pass's.
+		out, err = exec.CommandContext(t.Context(), bin, "-import", "-repeat", "3", c.file).Output()
+		if err != nil {
+			t.Fatalf("kinetoparse -import -repeat 3 %s: %v", c.file, err)
+		}
+		var r importSummary
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("kinetoparse -repeat output %q: %v", out, err)
+		}
+		if len(r.Seconds) != 3 || slices.ContainsFunc(r.Seconds, func(v float64) bool { return v <= 0 }) {
+			t.Errorf("%s: -repeat 3 timed %v, want 3 positive passes", filepath.Base(c.file), r.Seconds)
+		}
+		r.Seconds, s.Seconds = nil, nil
+		if !reflect.DeepEqual(r, s) {
+			t.Errorf("%s: three passes ended in\n%+v\none pass in\n%+v", filepath.Base(c.file), r, s)
 		}
 	}
 }

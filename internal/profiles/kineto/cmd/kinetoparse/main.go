@@ -11,7 +11,12 @@
 // reader the parser uses and prints the byte count: the floor under any
 // import of it.
 //
-//	go run ./internal/profiles/kineto/cmd/kinetoparse [-max-bytes N] [-import] [-workers N] [-floor] FILE...
+// With -repeat N it passes over each file N times in the one process and
+// prints the wall time of each pass: the first pays for the process's
+// first touch of its memory and a heap still growing, the later ones run
+// as an import in the long-lived receiver does.
+//
+//	go run ./internal/profiles/kineto/cmd/kinetoparse [-max-bytes N] [-import] [-workers N] [-floor] [-repeat N] FILE...
 package main
 
 import (
@@ -20,7 +25,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -39,19 +46,36 @@ type summary struct {
 	Spans        int `json:"spans,omitempty"`
 	MemoryPoints int `json:"memory_points,omitempty"`
 	LeakSuspects int `json:"leak_suspects,omitempty"`
+	// Seconds is the wall time of each pass (-repeat), in this process.
+	Seconds []float64 `json:"seconds"`
 }
 
 func main() { os.Exit(run()) }
 
+// config is what the flags ask of each pass over a file.
+type config struct {
+	maxBytes    int64
+	full        bool
+	workers     int
+	heapProfile string
+}
+
 // run is main but for the exit, so that the CPU profile's deferred stop
 // runs (and flushes it) whatever the exit code.
 func run() int {
-	maxBytes := flag.Int64("max-bytes", 0, "fail past this many decompressed bytes (0: no limit)")
-	full := flag.Bool("import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
+	var c config
+	flag.Int64Var(&c.maxBytes, "max-bytes", 0, "fail past this many decompressed bytes (0: no limit)")
+	flag.BoolVar(&c.full, "import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
-	workers := flag.Int("workers", 2, "goroutines parsing traceEvents (the receiver's parse_workers; 1: sequential)")
+	flag.IntVar(&c.workers, "workers", 2, "goroutines parsing traceEvents (the receiver's parse_workers; 1: sequential)")
+	flag.StringVar(&c.heapProfile, "heapprofile", "", "write the heap in use when a parse ends (before the import's Finish: what the builder holds) to this file (for tuning)")
 	floor := flag.Bool("floor", false, "only read (and gunzip) each file, parsing nothing: the floor under the import")
+	repeat := flag.Int("repeat", 1, "pass over each file this many times in this process, timing each pass (seconds): "+
+		"the passes after the first run as in the long-lived receiver, on a heap and page cache already warm")
 	flag.Parse()
+	if c.heapProfile != "" {
+		runtime.MemProfileRate = 4 << 10 // every table and buffer, not a 512 KB sample
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -63,81 +87,121 @@ func run() int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: kinetoparse [-max-bytes N] FILE...")
+	if flag.NArg() == 0 || *repeat < 1 {
+		fmt.Fprintln(os.Stderr, "usage: kinetoparse [-max-bytes N] [-import] [-workers N] [-floor] [-repeat N >= 1] FILE...")
 		return 2
 	}
 	enc := json.NewEncoder(os.Stdout)
-	if *floor {
-		for _, path := range flag.Args() {
-			n, err := readOnly(path)
+	for _, path := range flag.Args() {
+		var out any
+		var seconds []float64
+		for range *repeat {
+			t0 := time.Now()
+			var err error
+			if *floor {
+				var n int64
+				n, err = readOnly(path)
+				out = &floorSummary{File: path, Bytes: n}
+			} else {
+				var s summary
+				s, err = c.pass(path)
+				out = &s
+			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "kinetoparse:", err)
 				return 1
 			}
-			if err := enc.Encode(map[string]any{"file": path, "bytes": n}); err != nil {
-				fmt.Fprintln(os.Stderr, "kinetoparse:", err)
-				return 1
-			}
+			seconds = append(seconds, time.Since(t0).Seconds())
 		}
-		return 0
-	}
-	for _, path := range flag.Args() {
-		s := summary{File: path, ByPhase: map[string]int64{}, ByCategory: map[string]int64{}}
-		// Trivial work per event: count by phase and category, sum the
-		// bytes of memory events.
-		var phases [256]int64
-		var b *kinetobuild.Builder
-		if *full {
-			b = kinetobuild.NewBuilder(kinetobuild.DefaultOptions())
+		switch o := out.(type) {
+		case *floorSummary:
+			o.Seconds = seconds
+		case *summary:
+			o.Seconds = seconds
 		}
-		var h kineto.Handler = kineto.HandlerFunc(func(e *kineto.Event) error {
-			phases[e.Phase]++
-			s.ByCategory[e.Cat]++
-			if e.Name == "[memory]" {
-				s.MemoryBytes += max(e.Args.Bytes, -e.Args.Bytes)
-			}
-			return nil
-		})
-		if b != nil {
-			// The builder is the whole Handler, as in the receiver: the
-			// counting above (a map update per event, ~7 ms of CPU on
-			// the serial goroutine per import of hta-df_index_resolver)
-			// is not part of an import. by_category is then the
-			// builder's own count of the events it took; by_phase and
-			// memory_bytes stay empty.
-			h = b
-		}
-		md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: *maxBytes, Workers: *workers, NoOtherArgs: *full}, h)
-		if err == nil && b != nil {
-			// Spans come in batches, as the receiver takes them: each is
-			// counted and dropped before the next is built.
-			var res kinetobuild.Result
-			spans := 0
-			if res, err = b.FinishBatches(md, path, 2000, func(td ptrace.Traces) error {
-				spans += td.SpanCount()
-				return nil
-			}); err == nil {
-				s.Spans, s.MemoryPoints, s.LeakSuspects = spans, res.Metrics.DataPointCount(), res.Logs.LogRecordCount()
-				s.ByCategory = res.Stats.EventsByCategory
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
-			return 1
-		}
-		for ph, n := range phases {
-			if n > 0 {
-				s.ByPhase[string(rune(ph))] = n
-			}
-		}
-		s.Events, s.Metadata = md.Events, md
-		if err := enc.Encode(s); err != nil {
+		if err := enc.Encode(out); err != nil {
 			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
 			return 1
 		}
 	}
 	return 0
+}
+
+// floorSummary is -floor's line for a file.
+type floorSummary struct {
+	File    string    `json:"file"`
+	Bytes   int64     `json:"bytes"`
+	Seconds []float64 `json:"seconds"`
+}
+
+// pass parses path once (and imports it with -import) and summarizes it.
+func (c config) pass(path string) (summary, error) {
+	s := summary{File: path, ByPhase: map[string]int64{}, ByCategory: map[string]int64{}}
+	// Trivial work per event: count by phase and category, sum the
+	// bytes of memory events.
+	var phases [256]int64
+	var h kineto.Handler = kineto.HandlerFunc(func(e *kineto.Event) error {
+		phases[e.Phase]++
+		s.ByCategory[e.Cat]++
+		if e.Name == "[memory]" {
+			s.MemoryBytes += max(e.Args.Bytes, -e.Args.Bytes)
+		}
+		return nil
+	})
+	var b *kinetobuild.Builder
+	if c.full {
+		// The builder is the whole Handler, as in the receiver: the
+		// counting above (a map update per event, ~7 ms of CPU on the
+		// serial goroutine per import of hta-df_index_resolver) is not
+		// part of an import. by_category is then the builder's own count
+		// of the events it took; by_phase and memory_bytes stay empty.
+		b = kinetobuild.NewBuilder(kinetobuild.DefaultOptions())
+		h = b
+	}
+	md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: c.maxBytes, Workers: c.workers, NoOtherArgs: c.full}, h)
+	if err != nil {
+		return s, err
+	}
+	if c.heapProfile != "" {
+		if err := writeHeapProfile(c.heapProfile); err != nil {
+			return s, err
+		}
+	}
+	if b != nil {
+		// Spans come in batches, as the receiver takes them: each is
+		// counted and dropped before the next is built.
+		spans := 0
+		res, err := b.FinishBatches(md, path, 2000, func(td ptrace.Traces) error {
+			spans += td.SpanCount()
+			return nil
+		})
+		if err != nil {
+			return s, err
+		}
+		s.Spans, s.MemoryPoints, s.LeakSuspects = spans, res.Metrics.DataPointCount(), res.Logs.LogRecordCount()
+		s.ByCategory = res.Stats.EventsByCategory
+	}
+	for ph, n := range phases {
+		if n > 0 {
+			s.ByPhase[string(rune(ph))] = n
+		}
+	}
+	s.Events, s.Metadata = md.Events, md
+	return s, nil
+}
+
+// writeHeapProfile writes the heap in use (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // readOnly reads path to its end the way ParseFile does (kineto.Open:
