@@ -338,12 +338,6 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 	fmt.Println("took no time beyond reading would reach. RSS/MB: raw peak RSS ÷ the trace's size (the target's measure);")
 	fmt.Println("net/MB: RSS above our process floor ÷ the trace's size (for comparison only).")
 	fmt.Println()
-	mark := func(ok bool) string {
-		if ok {
-			return "MET"
-		}
-		return "NOT MET"
-	}
 	fmt.Printf("speed ≥ %d× python json.load on every trace ≥ %.0f MB (2 workers): %s (lowest %.1f×, %s; the floor allows at most %.1f× there)\n",
 		targetSpeedup, minTargetSize/1e6, mark(speedMet), minSpeed, worstSpeed, worstBound)
 	fmt.Printf("raw peak RSS ≤ %.1f× the trace on every trace ≥ %.0f MB (2 workers): %s (highest %.3f×, %s)\n",
@@ -374,7 +368,15 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 	fmt.Println("faults: the cold 2-worker import's minor page faults; CPU s: faults × the first-touch cost; 10× budget: python's")
 	fmt.Println("time ÷ 10, the wall time the speed target allows; of 2 cores: the faults' CPU ÷ twice that budget, the share of")
 	fmt.Println("both cores' time the first touches alone take.")
-	return inProcess(large, passes, python, parser, mark)
+	return inProcess(large, passes, python, parser)
+}
+
+// mark is a verdict's word.
+func mark(ok bool) string {
+	if ok {
+		return "MET"
+	}
+	return "NOT MET"
 }
 
 // inputOf describes path, whose decompressed content is (the same bytes
@@ -570,10 +572,10 @@ func generate(seed, dir string, size int64) (string, error) {
 // inProcess times the import of each large trace as the long-lived
 // receiver runs it: several passes in one process, the first left out (it
 // pays for the process's first touch of its memory and a heap still
-// growing: ~40-50% of a cold 54 MB import on this project's machine), and
+// growing: 35-45% of a cold 54 MB import on this project's machine), and
 // Python's json.load the same way in one interpreter. The cold table
 // above is the targets' measure; this one says what the receiver sees.
-func inProcess(large []input, passes int, python, parser string, mark func(bool) string) error {
+func inProcess(large []input, passes int, python, parser string) error {
 	fmt.Println()
 	fmt.Printf("In one process, as the long-lived receiver imports: %d passes over each trace per side, the fastest after the\n", passes)
 	fmt.Println("first (which is the cold one) timed inside the process: python's json.load inside one interpreter, ours")

@@ -137,26 +137,28 @@ type floorSummary struct {
 // pass parses path once (and imports it with -import) and summarizes it.
 func (c config) pass(path string) (summary, error) {
 	s := summary{File: path, ByPhase: map[string]int64{}, ByCategory: map[string]int64{}}
-	// Trivial work per event: count by phase and category, sum the
-	// bytes of memory events.
 	var phases [256]int64
-	var h kineto.Handler = kineto.HandlerFunc(func(e *kineto.Event) error {
-		phases[e.Phase]++
-		s.ByCategory[e.Cat]++
-		if e.Name == "[memory]" {
-			s.MemoryBytes += max(e.Args.Bytes, -e.Args.Bytes)
-		}
-		return nil
-	})
 	var b *kinetobuild.Builder
+	var h kineto.Handler
 	if c.full {
-		// The builder is the whole Handler, as in the receiver: the
-		// counting above (a map update per event, ~7 ms of CPU on the
-		// serial goroutine per import of hta-df_index_resolver) is not
-		// part of an import. by_category is then the builder's own count
-		// of the events it took; by_phase and memory_bytes stay empty.
+		// The builder is the whole Handler, as in the receiver: counting
+		// besides it (a map update per event, ~7 ms of CPU on the serial
+		// goroutine per import of hta-df_index_resolver) is not part of
+		// an import. by_category is the builder's own count of the events
+		// it took; by_phase and memory_bytes stay empty.
 		b = kinetobuild.NewBuilder(kinetobuild.DefaultOptions())
 		h = b
+	} else {
+		// The parser alone, with trivial work per event: count by phase
+		// and category, sum the bytes of memory events.
+		h = kineto.HandlerFunc(func(e *kineto.Event) error {
+			phases[e.Phase]++
+			s.ByCategory[e.Cat]++
+			if e.Name == "[memory]" {
+				s.MemoryBytes += max(e.Args.Bytes, -e.Args.Bytes)
+			}
+			return nil
+		})
 	}
 	md, err := kineto.ParseFile(path, kineto.Options{MaxDecompressed: c.maxBytes, Workers: c.workers, NoOtherArgs: c.full}, h)
 	if err != nil {
