@@ -18,12 +18,27 @@ import (
 
 // Measured is one command's fastest wall time (process start included), its
 // output from that run, and the largest peak RSS over the runs, with the
-// minor page faults of the fastest run (the first touches of its memory).
+// minor page faults (the first touches of its memory) and the CPU time of
+// the fastest run.
 type Measured struct {
 	Wall        time.Duration
 	RSSKB       int64
 	MinorFaults int64
-	Stdout      []byte
+	// CPU is user and system time, the command's children's included
+	// (/usr/bin/time's child is the command).
+	CPU    time.Duration
+	Stdout []byte
+}
+
+// Faster is the faster of m and o (their fastest run's figures), with the
+// larger peak RSS of the two: the merge of two measurements of one command.
+func (m Measured) Faster(o Measured) Measured {
+	f := m
+	if o.Wall < m.Wall {
+		f = o
+	}
+	f.RSSKB = max(m.RSSKB, o.RSSKB)
+	return f
 }
 
 // TimeV is /usr/bin/time when installed (its -v report gives the peak RSS
@@ -74,10 +89,13 @@ func Measure(runs int, name string, args ...string) (Measured, error) {
 			rss = int64(ru.Maxrss)    //nolint:unconvert // KB on Linux; an int32 on 32-bit Linux, an int64 here
 			faults = int64(ru.Minflt) //nolint:unconvert // as Maxrss
 		}
-		if i == 0 || wall < best.Wall {
-			best.Wall, best.Stdout, best.MinorFaults = wall, stdout.Bytes(), faults
+		m := Measured{Wall: wall, RSSKB: rss, MinorFaults: faults, Stdout: stdout.Bytes(),
+			CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+		if i == 0 {
+			best = m
+		} else {
+			best = best.Faster(m)
 		}
-		best.RSSKB = max(best.RSSKB, rss)
 	}
 	return best, nil
 }
