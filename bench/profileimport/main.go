@@ -84,7 +84,7 @@ func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "otelcol-llmops-bench-profileimport"), "where decompressed fixtures and the generated traces are kept between runs")
 	fixtures := flag.String("fixtures", "", "fixture directory (default: ../shared/fixtures/traces next to the repository, else /work/shared/fixtures/traces)")
 	passes := flag.Int("passes", 3, "passes over each trace of 50 MB or more in one process per side, for the in-process table (the first is left out: it is the cold one)")
-	python := flag.String("python", "python3", "the Python to compare with (resolved to the interpreter it runs, so that a launcher such as a pyenv shim is not timed)")
+	python := benchutil.PythonFlag("to compare with")
 	flag.Parse()
 	if *passes < 2 {
 		fmt.Fprintln(os.Stderr, "bench: -passes must be at least 2 (the first pass is left out)")

@@ -38,7 +38,7 @@ func main() {
 	sizeMB := flag.Int("size-mb", 110, "approximate size of the generated snapshot, MB")
 	runs := flag.Int("runs", 3, "runs per side (the fastest is reported, with the largest RSS)")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "otelcol-llmops-bench-snapshot"), "where the generated snapshot is kept between runs")
-	python := flag.String("python", "python3", "the Python to compare with and to generate the snapshot (resolved to the interpreter it runs, so that a launcher such as a pyenv shim is not timed)")
+	python := benchutil.PythonFlag("to compare with and to generate the snapshot")
 	flag.Parse()
 	if err := run(*sizeMB, *runs, *dir, *python); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -6,6 +6,7 @@ package benchutil
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -106,6 +107,14 @@ func Tail(s string) string {
 		return "..." + s[len(s)-2000:]
 	}
 	return s
+}
+
+// PythonFlag defines the -python flag of a bench that compares with Python
+// (use: what the Python is for, e.g. "to compare with"); Python resolves
+// its value.
+func PythonFlag(use string) *string {
+	return flag.String("python", "python3", "the Python "+use+
+		" (resolved to the interpreter it runs, so that a launcher such as a pyenv shim is not timed)")
 }
 
 // Python returns the executable that cmd runs Python as (its
