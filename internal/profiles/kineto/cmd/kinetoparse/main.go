@@ -73,7 +73,8 @@ func run() int {
 	flag.BoolVar(&c.full, "import", false, "also run the full import (the profile builder: spans, memory attribution, leak suspects), as the receiver does")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for tuning)")
 	flag.IntVar(&c.workers, "workers", 2, "goroutines parsing traceEvents (the receiver's parse_workers; 1: sequential)")
-	flag.StringVar(&c.heapProfile, "heapprofile", "", "write the heap in use when a parse ends (before the import's Finish: what the builder holds) to this file (for tuning)")
+	flag.StringVar(&c.heapProfile, "heapprofile", "", "write the heap in use when a parse ends (before the import's Finish: what the builder holds) to this file, "+
+		"and with -import the heap in use halfway through the spans (FILE.finish: what the finish holds while it hands spans over) (for tuning)")
 	floor := flag.Bool("floor", false, "only read (and gunzip) each file, parsing nothing: the floor under the import")
 	repeat := flag.Int("repeat", 1, "pass over each file this many times in this process, timing each pass (seconds): "+
 		"the passes after the first run as in the long-lived receiver, on a heap and page cache already warm")
@@ -188,9 +189,15 @@ func (c config) pass(path string) (summary, error) {
 	if b != nil {
 		// Spans come in batches, as the receiver takes them: each is
 		// counted and dropped before the next is built.
-		spans := 0
+		spans, finishProfiled := 0, false
 		res, err := b.FinishBatches(md, path, 2000, func(td ptrace.Traces) error {
 			spans += td.SpanCount()
+			// Halfway through the default span budget the finish holds
+			// its tree, the memory side's output and a batch: its peak.
+			if c.heapProfile != "" && !finishProfiled && spans >= kinetobuild.DefaultSpanBudget/2 {
+				finishProfiled = true
+				return writeHeapProfile(c.heapProfile + ".finish")
+			}
 			return nil
 		})
 		if err != nil {
