@@ -47,13 +47,28 @@ type summary struct {
 	Spans        int `json:"spans,omitempty"`
 	MemoryPoints int `json:"memory_points,omitempty"`
 	LeakSuspects int `json:"leak_suspects,omitempty"`
-	// Seconds is the wall time of each pass (-repeat), in this process.
+	passTimes
+}
+
+// passTimes is what each pass over a file took (-repeat), in this process;
+// both kinds of output line end with it.
+type passTimes struct {
+	// Seconds is the wall time of each pass.
 	Seconds []float64 `json:"seconds"`
 	// CPUSeconds is the CPU time (user and system, every goroutine) of
 	// each pass: the cold first pass's page faults are in its system
 	// part.
 	CPUSeconds []float64 `json:"cpu_seconds"`
 }
+
+// add records a pass that started at wall time t0 and process CPU time cpu0.
+func (p *passTimes) add(t0 time.Time, cpu0 time.Duration) {
+	p.Seconds = append(p.Seconds, time.Since(t0).Seconds())
+	p.CPUSeconds = append(p.CPUSeconds, (cpuTime() - cpu0).Seconds())
+}
+
+// setTimes gives an output line its passes' times.
+func (p *passTimes) setTimes(t passTimes) { *p = t }
 
 func main() { os.Exit(run()) }
 
@@ -99,8 +114,8 @@ func run() int {
 	}
 	enc := json.NewEncoder(os.Stdout)
 	for _, path := range flag.Args() {
-		var out any
-		var seconds, cpuSeconds []float64
+		var out interface{ setTimes(passTimes) }
+		var times passTimes
 		for range *repeat {
 			t0, cpu0 := time.Now(), cpuTime()
 			var err error
@@ -117,15 +132,9 @@ func run() int {
 				fmt.Fprintln(os.Stderr, "kinetoparse:", err)
 				return 1
 			}
-			seconds = append(seconds, time.Since(t0).Seconds())
-			cpuSeconds = append(cpuSeconds, (cpuTime() - cpu0).Seconds())
+			times.add(t0, cpu0)
 		}
-		switch o := out.(type) {
-		case *floorSummary:
-			o.Seconds, o.CPUSeconds = seconds, cpuSeconds
-		case *summary:
-			o.Seconds, o.CPUSeconds = seconds, cpuSeconds
-		}
+		out.setTimes(times)
 		if err := enc.Encode(out); err != nil {
 			fmt.Fprintln(os.Stderr, "kinetoparse:", err)
 			return 1
@@ -136,10 +145,9 @@ func run() int {
 
 // floorSummary is -floor's line for a file.
 type floorSummary struct {
-	File       string    `json:"file"`
-	Bytes      int64     `json:"bytes"`
-	Seconds    []float64 `json:"seconds"`
-	CPUSeconds []float64 `json:"cpu_seconds"`
+	File  string `json:"file"`
+	Bytes int64  `json:"bytes"`
+	passTimes
 }
 
 // cpuTime is the CPU time this process has used so far, user and system.
