@@ -277,6 +277,9 @@ func (r *run) kineto(f *os.File) error {
 	}
 	b := kinetobuild.NewBuilder(kinetobuild.Options{MinDuration: r.opts.MinDuration, FoldPythonFrames: r.opts.FoldPythonFrames,
 		SpanBudget: r.opts.SpanBudget, LeakSuspects: r.opts.LeakSuspects, MinLeakBytes: r.opts.MinLeakBytes})
+	// A failed parse gives the builder's tables back now, not when the
+	// collector gets to it (part of them are mapped off the Go heap).
+	defer b.Release()
 	md, err := kineto.Parse(zr, kineto.Options{MaxDecompressed: r.opts.MaxDecompressedSize, Workers: workers,
 		NoOtherArgs: true}, b) // the builder reads no Args.Other
 	r.res.Kineto = md

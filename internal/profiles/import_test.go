@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/offheap"
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/signals"
 )
 
@@ -224,5 +226,46 @@ func writeGzip(t *testing.T, dst, src string) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestImportGivesTheTablesBackWhenItStops: a parse that fails, or an
+// AfterRead that stops the import, frees what the builder mapped off the
+// Go heap then, not whenever the collector runs its cleanups.
+func TestImportGivesTheTablesBackWhenItStops(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux maps off the heap")
+	}
+	path := kinetoTrace(t, 20000) // 40k events: chunks past the first
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(t.TempDir(), "truncated.json")
+	if err := os.WriteFile(truncated, data[:len(data)-200], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := offheap.InUse()
+	mapped := int64(0)
+	stop := errors.New("stop here")
+	_, err = Import(context.Background(), path, Options{AfterRead: func(*Result) error {
+		mapped = offheap.InUse() - start
+		return stop
+	}}, &recorder{})
+	if !errors.Is(err, stop) {
+		t.Fatalf("AfterRead's error: %v", err)
+	}
+	if mapped == 0 {
+		t.Fatal("nothing was mapped off the heap: the trace no longer fills a chunk past the first")
+	}
+	if got := offheap.InUse() - start; got != 0 {
+		t.Errorf("stopped by AfterRead: %d bytes still mapped", got)
+	}
+	var fe *FileError
+	if _, err := Import(context.Background(), truncated, Options{}, &recorder{}); !errors.As(err, &fe) {
+		t.Fatalf("truncated trace: %v, want a *FileError", err)
+	}
+	if got := offheap.InUse() - start; got != 0 {
+		t.Errorf("failed parse: %d bytes still mapped", got)
 	}
 }

@@ -19,10 +19,12 @@
 package kinetobuild
 
 import (
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/offheap"
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kineto"
 )
 
@@ -209,11 +211,15 @@ type Builder struct {
 	lastCatIdx uint32
 	hasLastCat bool
 
-	// The event tables, in arrival order.
-	nodes  nodeTable
-	extras table[extra] // entry 0: none
-	mems   table[memEvent]
-	flows  table[flow]
+	// The event tables, in arrival order, their chunks in arena (a
+	// separate allocation, so that cleanup can free it once the Builder
+	// is unreachable; see Release).
+	nodes   nodeTable
+	extras  table[extra] // entry 0: none
+	mems    table[memEvent]
+	flows   table[flow]
+	arena   *offheap.Arena
+	cleanup runtime.Cleanup
 
 	catCount []int64 // by interned category
 	events   int64
@@ -249,7 +255,22 @@ func NewBuilder(opts Options) *Builder {
 		threads: nil,
 	}
 	b.intern("") // index 0 is the empty string
+	b.arena = new(offheap.Arena)
+	b.nodes.arena, b.extras.arena, b.mems.arena, b.flows.arena = b.arena, b.arena, b.arena, b.arena
+	// A caller that drops the Builder without Finish or Release still
+	// gives the mapped chunks back, once the collector finds it
+	// unreachable: only the Builder refers to them.
+	b.cleanup = runtime.AddCleanup(b, func(a *offheap.Arena) { a.Free() }, b.arena)
 	return b
+}
+
+// Release frees what the Builder holds (its event tables, some mapped
+// outside the Go heap) without building anything: for a caller that stops
+// before Finish, which releases on its own. The Builder cannot be used
+// afterwards; Release may be called more than once.
+func (b *Builder) Release() {
+	b.done = true
+	b.release()
 }
 
 func (b *Builder) intern(s string) uint32 {
@@ -307,9 +328,18 @@ const chunkBits = 13
 // than flattening it first (flattening the memory events and flow points
 // of a 541 MB trace was 60 ms of Finish, most of it faulting in the new
 // slices' pages).
+//
+// The chunks after the first are mapped outside the Go heap (arena, see
+// package offheap) while the process's budget lasts, and on the heap past
+// it. Each element type is pointer-free. On the 54 MB trace this took
+// the median peak RSS of 15 cold imports from 42.7 to 36.7 MB and their
+// CPU from 0.41 to 0.35 s (first touches 10,588 → 6,152): the tables no
+// longer count in the collector's heap goal, and their pages come in 2 MiB
+// at a time.
 type table[E any] struct {
 	chunks [][]E
 	n      int32
+	arena  *offheap.Arena // nil: every chunk on the heap
 }
 
 type nodeTable = table[node]
@@ -321,7 +351,16 @@ func (t *table[E]) add(x E) {
 		if c == 0 {
 			size = 64 // the first chunk grows as needed: small traces stay small
 		}
-		t.chunks = append(t.chunks, make([]E, 0, size))
+		// The first chunk grows by append on the heap; a full-size
+		// chunk is mapped when the budget allows.
+		var chunk []E
+		if c > 0 {
+			chunk = offheap.Make[E](t.arena, size)
+		}
+		if chunk == nil {
+			chunk = make([]E, 0, size)
+		}
+		t.chunks = append(t.chunks, chunk)
 	}
 	t.chunks[c] = append(t.chunks[c], x)
 	t.n++

@@ -660,9 +660,14 @@ func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file stri
 	}
 }
 
-// release drops the builder's state once Finish has built the result.
+// release drops the builder's state once Finish has built the result, and
+// unmaps the tables' chunks: nothing refers to them any more.
 func (b *Builder) release() {
 	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, table[extra]{}, table[memEvent]{}, table[flow]{}
+	if b.arena != nil {
+		b.cleanup.Stop()
+		b.arena.Free()
+	}
 	b.strs, b.strIdx, b.threads, b.thrIdx, b.perThread = nil, nil, nil, nil, nil
 	b.hasLastThr, b.hasLastCat, b.lastCat = false, false, ""
 	b.strCache = [internCacheSize]uint32{}
