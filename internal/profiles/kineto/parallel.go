@@ -53,13 +53,15 @@ const (
 	// its start when it has none); Options.overrun overrides it in tests.
 	defaultOverrun = 4 << 20
 	// readAheadBlocks is how many blocks the read-ahead goroutine reads
-	// before they are asked for: 4 MB, enough to ride out the scheduler
-	// leaving it unscheduled while both parse workers run. The 541 MB .gz
-	// import took 0.96-1.01 s with 2 blocks ahead, 0.94-0.95 with 8 and
-	// 0.93-0.94 with 16 (kinetoparse -import, 3 runs each); the peak RSS
-	// of hta-df_index_resolver's import did not move (median of 8 runs
-	// 38.0 MB with 2, 38.9 with 16, spread 35-48 either way).
-	readAheadBlocks = 16
+	// before they are asked for: 1 MB, enough to ride out the scheduler
+	// leaving it unscheduled while both parse workers run. 16 (4 MB) was
+	// measured faster than 2 on the 541 MB .gz (0.93-0.94 against
+	// 0.96-1.01 s, kinetoparse -import, 3 runs each); 4 is as fast as 16
+	// there (median of 5 cold imports 1.44 against 1.48 s) and, with the
+	// builder's tables off the Go heap, it is a visible part of the
+	// parse's live heap: the 54 MB trace's import peaked at 35.0 against
+	// 36.8 MB RSS (median of 20 alternating cold runs, wall time equal).
+	readAheadBlocks = 4
 	// ParallelMinBytes is the (estimated decompressed) file size below
 	// which ParseFile parses on one goroutine whatever Options.Workers
 	// says: the whole parse takes a few milliseconds there, and the
