@@ -120,3 +120,25 @@ func TestDroppedBuilderGivesTheTablesBack(t *testing.T) {
 		t.Fatalf("%d bytes still mapped after the Builder was dropped (%d before)", offheap.InUse(), start)
 	}
 }
+
+func TestSmallTraceMapsNothing(t *testing.T) {
+	b := NewBuilder(DefaultOptions())
+	defer b.Release()
+	ops := evb{}
+	for i := range int64(firstOnHeap + 1) {
+		ops.op("aten::mm", i*10*us, 5*us)
+	}
+	for i := range ops.evs {
+		if i == firstOnHeap {
+			if m := b.arena.Mapped(); m != 0 {
+				t.Fatalf("%d ops mapped %d bytes off the heap", i, m)
+			}
+		}
+		if err := b.Event(&ops.evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runtime.GOOS == "linux" && b.arena.Mapped() == 0 {
+		t.Fatalf("%d ops, and the node table's first chunk is still on the heap", len(ops.evs))
+	}
+}
