@@ -199,17 +199,22 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 	b.fillResource(res.Logs.ResourceLogs().AppendEmpty().Resource(), md, file, mainPid)
 	b.flows = table[flow]{}
 
-	// Memory accounting and its metrics run alongside the span selection
-	// and then the spans (the bulk of the result); the leak suspects,
-	// which name kept spans, wait for the selection. Both sides only read
-	// the tree, the node table and the string table, and write distinct
-	// Stats fields and outputs; memoryPath's one new string is interned
-	// beforehand so that intern does not grow the string table meanwhile.
-	// Running the memory side under the selection rather than after it
-	// took 40-50 ms off the finish of a 541 MB trace.
+	// Memory accounting runs alongside the span selection and then the
+	// spans (the bulk of the result); the leak suspects, which name kept
+	// spans, wait for the selection. Both sides only read the tree, the
+	// node table and the string table, and write distinct Stats fields
+	// and outputs; memoryPath's one new string is interned beforehand so
+	// that intern does not grow the string table meanwhile. Running the
+	// memory side under the selection rather than after it took 40-50 ms
+	// off the finish of a 541 MB trace. The memory metrics are built
+	// after the spans: built alongside, their pdata (3.5 MB for the 16k
+	// points of the 54 MB trace) was live through every span batch and
+	// the collector let the heap grow by twice that; after, that import's
+	// peak RSS went from 32.9 to 29.2 MB (median of 20 alternating cold
+	// runs, wall time unchanged, as on the 541 MB trace).
 	b.intern(signals.UnattributedPath)
 	var (
-		modules  []ModuleMemory
+		mem      *memAccount
 		keep     []bool
 		selected = make(chan struct{})
 		wg       sync.WaitGroup
@@ -217,18 +222,16 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		mem := t.memory(st)
-		modules = mem.modules
-		b.emitMetrics(res.Metrics, mem, off, winStart, winEnd, file, st)
+		mem = t.memory(st)
 		<-selected
 		b.emitLeaks(res.Logs, t, mem, keep, tid, ids, winEnd, file, st)
-		t.memNode, b.mems = nil, table[memEvent]{}
 	}()
 	keep = t.selectSpans(st)
 	close(selected)
 	err := b.emitSpans(resource, batchSpans, emit, t, keep, tid, ids, off, winStart, winEnd, base, st)
 	wg.Wait()
-	res.Modules = modules
+	b.emitMetrics(res.Metrics, mem, off, winStart, winEnd, file, st)
+	res.Modules = mem.modules
 	return res, err
 }
 
