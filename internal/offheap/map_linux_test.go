@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // smapsEntry returns the fields of the /proc/self/smaps entry of the
@@ -48,7 +49,8 @@ func smapsEntry(t *testing.T, addr uintptr) map[string][]string {
 	return entry
 }
 
-func TestRegionsAreAdvisedHugeAndFreeUnmapsThem(t *testing.T) {
+func TestRegionsAreAdvisedHugeAndUnmappedOnRelease(t *testing.T) {
+	drainPool(t)
 	var a Arena
 	s := Make[int64](&a, 1000)
 	if s == nil {
@@ -68,7 +70,11 @@ func TestRegionsAreAdvisedHugeAndFreeUnmapsThem(t *testing.T) {
 		}
 	}
 	a.Free()
+	if smapsEntry(t, base) == nil {
+		t.Fatalf("region at %#x unmapped by Free: it should wait in the pool", base)
+	}
+	releasePooled(time.Time{})
 	if entry := smapsEntry(t, base); entry != nil {
-		t.Fatalf("region at %#x still mapped after Free: %v", base, entry)
+		t.Fatalf("region at %#x still mapped after the pool released it: %v", base, entry)
 	}
 }

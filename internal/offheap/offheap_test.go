@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -103,8 +104,16 @@ func TestMakeRefusesWhatTheCollectorMustSee(t *testing.T) {
 	}
 }
 
+// drainPool unmaps the pooled regions before and after a test that counts
+// what is mapped.
+func drainPool(t *testing.T) {
+	releasePooled(time.Time{})
+	t.Cleanup(func() { releasePooled(time.Time{}) })
+}
+
 func TestBudgetIsSharedAndReturnedByFree(t *testing.T) {
 	skipOffLinux(t)
+	drainPool(t)
 	defer func(l int64) { limit = l }(limit)
 	limit = 2 * regionSize
 	start := InUse()
@@ -123,8 +132,14 @@ func TestBudgetIsSharedAndReturnedByFree(t *testing.T) {
 	}
 	b.Free()
 	b.Free() // twice: nothing more to give back
+	if InUse()-start != regionSize || Pooled() != regionSize {
+		t.Fatalf("after b.Free: InUse +%d, Pooled %d; want +%d and %d", InUse()-start, Pooled(), regionSize, regionSize)
+	}
 	if Make[byte](&a, 1) == nil {
-		t.Fatal("the region b gave back was not available")
+		t.Fatal("the region b gave back was not reused")
+	}
+	if Pooled() != 0 {
+		t.Fatalf("Pooled %d after its region was reused", Pooled())
 	}
 	a.Free()
 	if got := InUse(); got != start {
@@ -132,6 +147,47 @@ func TestBudgetIsSharedAndReturnedByFree(t *testing.T) {
 	}
 	if a.Mapped() != 0 || len(a.regions) != 0 {
 		t.Fatal("a still holds regions after Free")
+	}
+	// The pool holds budget no arena uses: a larger slice than a pooled
+	// region can serve gets it back.
+	if Pooled() != 2*regionSize {
+		t.Fatalf("Pooled %d, want both regions", Pooled())
+	}
+	if Make[byte](&a, regionSize+1) == nil {
+		t.Fatal("the pooled regions were not unmapped to make room")
+	}
+	a.Free()
+	if Pooled() != 0 || InUse() != start {
+		t.Fatalf("Pooled %d, InUse %d after the large region's Free (unmapped, not pooled)", Pooled(), InUse())
+	}
+}
+
+func TestPooledRegionsAreReusedZeroedAndReleasedWhenIdle(t *testing.T) {
+	skipOffLinux(t)
+	drainPool(t)
+	var a Arena
+	s := Make[uint64](&a, 1000)[:1000]
+	for i := range s {
+		s[i] = ^uint64(0)
+	}
+	first := a.regions[0].base
+	a.Free()
+	s = Make[uint64](&a, 1000)[:1000]
+	if a.regions[0].base != first {
+		t.Fatal("a new region was mapped while one waited in the pool")
+	}
+	for i, v := range s {
+		if v != 0 {
+			t.Fatalf("reused region not cleared: element %d is %#x", i, v)
+		}
+	}
+	a.Free()
+	freed := time.Now()
+	if releasePooled(freed.Add(-idleRelease)) || Pooled() != regionSize {
+		t.Fatalf("a region freed just now was released (Pooled %d)", Pooled())
+	}
+	if !releasePooled(freed.Add(time.Second)) || Pooled() != 0 {
+		t.Fatalf("a region idle past the cutoff was kept (Pooled %d)", Pooled())
 	}
 }
 
@@ -153,6 +209,7 @@ func TestLargeSliceGetsARegionOfItsOwn(t *testing.T) {
 
 func TestArenasInParallelStayWithinBudget(t *testing.T) {
 	skipOffLinux(t)
+	drainPool(t)
 	defer func(l int64) { limit = l }(limit)
 	limit = 3 * regionSize
 	start := InUse()
@@ -169,11 +226,36 @@ func TestArenasInParallelStayWithinBudget(t *testing.T) {
 			if m := a.Mapped(); m > limit {
 				t.Errorf("one arena mapped %d past the budget %d", m, limit)
 			}
+			if m := mapped.Load(); m > limit {
+				t.Errorf("%d bytes mapped, past the budget %d", m, limit)
+			}
 			a.Free()
 		}()
 	}
 	wg.Wait()
 	if InUse() != start {
 		t.Fatalf("InUse %d after every Free, want %d", InUse(), start)
+	}
+}
+
+func TestPoolTimerReleasesIdleRegions(t *testing.T) {
+	skipOffLinux(t)
+	drainPool(t)
+	defer func(d time.Duration) { idleRelease, testHookTrimmed = d, nil }(idleRelease)
+	trimmed := make(chan struct{}, 16)
+	idleRelease = time.Millisecond
+	testHookTrimmed = func() { trimmed <- struct{}{} }
+	var a Arena
+	if Make[int64](&a, 10) == nil {
+		t.Fatal("refused")
+	}
+	a.Free()
+	deadline := time.After(10 * time.Second)
+	for Pooled() != 0 {
+		select {
+		case <-trimmed:
+		case <-deadline:
+			t.Fatalf("the pool's timer left %d bytes mapped", Pooled())
+		}
 	}
 }
