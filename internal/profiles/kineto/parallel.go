@@ -40,15 +40,20 @@ import (
 // guess at all, sends the rest of the array to the sequential parser.
 
 const (
-	// defaultBlock is the unit of reading and of work (about 1,000
-	// Kineto events); Options.blockSize overrides it in tests. 256 KB
-	// rather than 64: a quarter of the jobs, hand-overs and goroutine
-	// wake-ups made the import of the 541 MB generated trace 0.97-1.05 →
-	// 0.83-0.87 s and of hta-df_index_resolver 0.14 → 0.12 s
-	// (kinetoparse -import, 3 runs each), for ~4 MB more at the parse's
-	// peak (9.7 → 13.5-14 MB RSS parsing alone); 512 KB and 1 MB were no
-	// faster and took 23-39 MB.
-	defaultBlock = 256 << 10
+	// defaultBlock is the unit of reading and of work (about 500 Kineto
+	// events); Options.blockSize overrides it in tests. 256 KB was
+	// chosen over 64 when the builder's tables were on the Go heap: a
+	// quarter of the jobs, hand-overs and goroutine wake-ups made the
+	// import of the 541 MB generated trace 0.97-1.05 → 0.83-0.87 s and of
+	// hta-df_index_resolver 0.14 → 0.12 s (kinetoparse -import, 3 runs
+	// each); 512 KB and 1 MB were no faster and took 23-39 MB. With the
+	// tables off the heap, the blocks and job slots in flight are most of
+	// the parse's live heap, and 128 KB took the 54 MB trace's import
+	// from 29.4 to 26.2 MB peak RSS (median of 20 alternating cold runs,
+	// wall time 0.220 s either way); the 541 MB trace's imports were as
+	// fast within the noise (fastest of 5 cold runs 1.02 against 1.04 s,
+	// its .gz 1.11 against 1.06 s).
+	defaultBlock = 128 << 10
 	// defaultOverrun bounds what a job reads past its stop position (or
 	// its start when it has none); Options.overrun overrides it in tests.
 	defaultOverrun = 4 << 20
