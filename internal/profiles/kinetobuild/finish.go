@@ -548,26 +548,26 @@ func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pc
 	sp.SetEndTimestamp(pcommon.Timestamp(nd.end() + off))
 	a := sp.Attributes()
 	a.EnsureCapacity(b.attrCount(t, nd, i))
-	a.PutStr(spec.AttrProfileCategory, b.strs[nd.cat])
+	a.PutStr(spec.AttrProfileCategory, b.strs[b.catOf(i, nd)])
 	if p := t.modPath[i]; p != 0 {
 		a.PutStr(spec.AttrProfileModulePath, b.strs[p])
 	}
-	if nd.device >= 0 {
-		a.PutInt(spec.AttrProfileDevice, int64(nd.device))
+	if dev := b.deviceOf(i, nd); dev >= 0 {
+		a.PutInt(spec.AttrProfileDevice, int64(dev))
 	}
 	if nd.stream >= 0 {
 		a.PutInt(spec.AttrProfileStream, int64(nd.stream))
 	}
 	if nd.kind != kPython {
-		if nd.ext >= 0 {
-			a.PutInt(spec.AttrProfileExternalID, nd.ext)
+		if ext := b.ext(i, nd); ext >= 0 {
+			a.PutInt(spec.AttrProfileExternalID, ext)
 		}
-		if nd.corr >= 0 {
-			a.PutInt(spec.AttrProfileCorrelation, nd.corr)
+		if corr := b.corr(i, nd); corr >= 0 {
+			a.PutInt(spec.AttrProfileCorrelation, corr)
 		}
 	}
 	if nd.kind.cpu() {
-		if th := &b.threads[nd.thread]; th.tidStr == "" {
+		if th := &b.threads[b.threadOf(i, nd)]; th.tidStr == "" {
 			a.PutInt(spec.AttrThreadID, th.tid)
 		}
 	}
@@ -587,21 +587,21 @@ func (b *Builder) attrCount(t *tree, nd *node, i int32) int {
 	if t.modPath[i] != 0 {
 		c++
 	}
-	if nd.device >= 0 {
+	if b.deviceOf(i, nd) >= 0 {
 		c++
 	}
 	if nd.stream >= 0 {
 		c++
 	}
 	if nd.kind != kPython {
-		if nd.ext >= 0 {
+		if b.ext(i, nd) >= 0 {
 			c++
 		}
-		if nd.corr >= 0 {
+		if b.corr(i, nd) >= 0 {
 			c++
 		}
 	}
-	if nd.kind.cpu() && b.threads[nd.thread].tidStr == "" {
+	if nd.kind.cpu() && b.threads[b.threadOf(i, nd)].tidStr == "" {
 		c++
 	}
 	if nd.extra != 0 {

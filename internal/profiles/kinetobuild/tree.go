@@ -29,7 +29,7 @@ type tree struct {
 // where it resolves; it attributes memory events to the deepest op or
 // module frame open at their time on the same thread.
 func (t *tree) buildCPUTree() {
-	nodes := t.nodes
+	nodes, b := t.nodes, t.b
 	// Order the CPU nodes by (thread, start, longest first, containRank,
 	// arrival), the memory events by (thread, ts, arrival): placed by
 	// thread first (a counting pass over the per-thread counts the builder
@@ -46,8 +46,9 @@ func (t *tree) buildCPUTree() {
 	next := slices.Clone(cpuAt[:len(per)])
 	for i := int32(0); i < nodes.len(); i++ {
 		if n := nodes.at(i); n.kind.cpu() {
-			cpu[next[n.thread]] = i
-			next[n.thread]++
+			th := b.threadOf(i, n)
+			cpu[next[th]] = i
+			next[th]++
 		}
 	}
 	orderRuns(cpu, cpuAt, func(a, b int32) bool { return precedes(nodes.at(a), nodes.at(b), a, b) })
@@ -70,13 +71,13 @@ func (t *tree) buildCPUTree() {
 		case ci >= len(cpu):
 			th = mems.at(memOrder[mi]).thread
 		case mi >= len(memOrder):
-			th = nodes.at(cpu[ci]).thread
+			th = b.threadOf(cpu[ci], nodes.at(cpu[ci]))
 		default:
-			th = min(nodes.at(cpu[ci]).thread, mems.at(memOrder[mi]).thread)
+			th = min(b.threadOf(cpu[ci], nodes.at(cpu[ci])), mems.at(memOrder[mi]).thread)
 		}
 		stack = stack[:0]
 		for {
-			hasN := ci < len(cpu) && nodes.at(cpu[ci]).thread == th
+			hasN := ci < len(cpu) && b.threadOf(cpu[ci], nodes.at(cpu[ci])) == th
 			hasM := mi < len(memOrder) && mems.at(memOrder[mi]).thread == th
 			if !hasN && !hasM {
 				break
@@ -126,7 +127,7 @@ func (t *tree) buildCPUTree() {
 	// Maps are sized up front: growing them rehashes and leaves garbage.
 	nPy := 0
 	for i := int32(0); i < nodes.len(); i++ {
-		if nodes.at(i).kind == kPython && nodes.at(i).corr >= 0 {
+		if n := nodes.at(i); n.kind == kPython && b.corr(i, n) >= 0 {
 			nPy++
 		}
 	}
@@ -135,9 +136,11 @@ func (t *tree) buildCPUTree() {
 	}
 	pyIdx := make(map[int64]int32, nPy)
 	for i := int32(0); i < nodes.len(); i++ {
-		if nodes.at(i).kind == kPython && nodes.at(i).corr >= 0 {
-			if _, dup := pyIdx[nodes.at(i).corr]; !dup {
-				pyIdx[nodes.at(i).corr] = i
+		if n := nodes.at(i); n.kind == kPython {
+			if id := b.corr(i, n); id >= 0 {
+				if _, dup := pyIdx[id]; !dup {
+					pyIdx[id] = i
+				}
 			}
 		}
 	}
@@ -146,17 +149,21 @@ func (t *tree) buildCPUTree() {
 	}
 	for i := int32(0); i < nodes.len(); i++ {
 		n := nodes.at(i)
-		if n.kind != kPython || n.ext < 0 {
+		if n.kind != kPython {
 			continue
 		}
-		p, ok := pyIdx[n.ext]
+		parentID := b.ext(i, n)
+		if parentID < 0 {
+			continue
+		}
+		p, ok := pyIdx[parentID]
 		if !ok || p == i {
 			continue
 		}
 		pn := nodes.at(p)
 		// Accept only parents that precede the child in the sweep order,
 		// which keeps the tree acyclic whatever the input says.
-		if pn.thread == n.thread && precedes(pn, n, p, i) {
+		if b.threadOf(p, pn) == b.threadOf(i, n) && precedes(pn, n, p, i) {
 			n.parent = p
 		}
 	}
@@ -204,7 +211,7 @@ func precedes(a, b *node, ai, bi int32) bool {
 // annotation with the same External id, and anything unmatched to the
 // annotation containing it in time (else the root).
 func (t *tree) linkGPU() {
-	nodes := t.nodes
+	nodes, b := t.nodes, t.b
 	// Maps are sized up front: growing them rehashes and leaves garbage.
 	nRuntime, nAnn := 0, 0
 	for i := int32(0); i < nodes.len(); i++ {
@@ -222,16 +229,16 @@ func (t *tree) linkGPU() {
 		n := nodes.at(i)
 		switch n.kind {
 		case kRuntime:
-			if n.corr >= 0 {
-				if _, dup := byCorr[n.corr]; !dup {
-					byCorr[n.corr] = i
+			if id := b.corr(i, n); id >= 0 {
+				if _, dup := byCorr[id]; !dup {
+					byCorr[id] = i
 				}
 			}
 		case kAnnotation:
 			anns = append(anns, i)
-			if n.ext >= 0 {
-				if _, dup := annByExt[n.ext]; !dup {
-					annByExt[n.ext] = i
+			if id := b.ext(i, n); id >= 0 {
+				if _, dup := annByExt[id]; !dup {
+					annByExt[id] = i
 				}
 			}
 		}
@@ -262,8 +269,8 @@ func (t *tree) linkGPU() {
 		}
 		runtimeAt = make(map[tts]int32, nRuntime)
 		for i := int32(0); i < nodes.len(); i++ {
-			if nodes.at(i).kind == kRuntime {
-				k := tts{nodes.at(i).thread, nodes.at(i).start}
+			if n := nodes.at(i); n.kind == kRuntime {
+				k := tts{b.threadOf(i, n), n.start}
 				if _, dup := runtimeAt[k]; !dup {
 					runtimeAt[k] = i
 				}
@@ -275,13 +282,13 @@ func (t *tree) linkGPU() {
 		n := nodes.at(i)
 		switch {
 		case n.kind == kGPUAnnotation:
-			if p, ok := annByExt[n.ext]; ok && n.ext >= 0 {
+			if p, ok := annByExt[b.ext(i, n)]; ok && b.ext(i, n) >= 0 {
 				n.parent = p
 			} else {
 				unmatched = append(unmatched, i)
 			}
 		case n.kind.launched():
-			if p, ok := byCorr[n.corr]; ok && n.corr >= 0 {
+			if p, ok := byCorr[b.corr(i, n)]; ok && b.corr(i, n) >= 0 {
 				n.parent = p
 				continue
 			}
@@ -289,7 +296,7 @@ func (t *tree) linkGPU() {
 				if flowEnd == nil {
 					initFlows()
 				}
-				if id, ok := flowEnd[tts{n.thread, n.start}]; ok {
+				if id, ok := flowEnd[tts{b.threadOf(i, n), n.start}]; ok {
 					if s, ok := flowStart[id]; ok {
 						if p, ok := runtimeAt[s]; ok {
 							n.parent = p
