@@ -22,8 +22,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/offheap"
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles"
 	"github.com/llmops-otel/otelcol-llmops/internal/ratelimit"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
@@ -69,6 +71,14 @@ type observation struct {
 func newImporter(cfg *Config, set receiver.Settings) (*importer, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
+		return nil, err
+	}
+	// What the Kineto import maps outside the Go heap (internal/offheap):
+	// the one figure of the receiver's memory GOMEMLIMIT cannot see.
+	if err := tb.RegisterProfileimportOffheapMemoryCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(offheap.InUse() + offheap.Pooled())
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
@@ -121,6 +131,7 @@ func (im *importer) Shutdown(ctx context.Context) error {
 		im.cancel()
 	}
 	im.wg.Wait()
+	im.telemetry.Shutdown()
 	for _, w := range im.roots {
 		w.close()
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -21,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/offheap"
 	"github.com/llmops-otel/otelcol-llmops/receiver/profileimportreceiver/internal/metadata"
 )
 
@@ -252,5 +254,42 @@ func TestObsReportCountsEachHandOver(t *testing.T) {
 	}
 	if recs, _ := sum("otelcol_receiver_accepted_log_records"); recs != int64(ls.LogRecordCount()) || recs == 0 {
 		t.Errorf("accepted log records %d, the pipeline got %d", recs, ls.LogRecordCount())
+	}
+}
+
+// TestOffHeapMemoryIsReported: what a Kineto import maps outside the Go
+// heap, which GOMEMLIMIT and the memory_limiter cannot see, is in the
+// receiver's own telemetry (otelcol_profileimport_offheap_memory).
+func TestOffHeapMemoryIsReported(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux maps off the heap")
+	}
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tt.NewTelemetrySettings()
+
+	dir := t.TempDir()
+	writeAtomically(t, filepath.Join(dir, "p.json.gz"), syntheticProfile(t, 7000, 40))
+	ts, ms, ls := new(consumertest.TracesSink), new(consumertest.MetricsSink), new(consumertest.LogsSink)
+	startInto(t, dir, nil, func(cfg *Config) {
+		cfg.Include = []string{filepath.Join(dir, "*.json.gz")}
+		cfg.SettleTime = 0
+		cfg.AfterImport = "delete"
+	}, set, ts, ms, ls)
+	waitFor(t, "the import to finish", func() bool { return gone(filepath.Join(dir, "p.json.gz")) })
+
+	m, err := tt.GetMetric("otelcol_profileimport_offheap_memory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := m.Data.(metricdata.Gauge[int64])
+	if !ok || len(g.DataPoints) != 1 {
+		t.Fatalf("%T with %v, want one int64 gauge point", m.Data, m.Data)
+	}
+	// The import's regions wait in the pool for the next one: still
+	// mapped, and counted.
+	if v := g.DataPoints[0].Value; v <= 0 || v > offheap.Budget {
+		t.Fatalf("off-heap memory %d bytes after importing %d spans, want within (0, %d]", v, ts.SpanCount(), offheap.Budget)
 	}
 }

@@ -3,10 +3,12 @@
 package metadata
 
 import (
+	"context"
 	"errors"
 	"sync"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/trace"
 
 	"go.opentelemetry.io/collector/component"
@@ -28,6 +30,7 @@ type TelemetryBuilder struct {
 	registrations              []metric.Registration
 	ProfileimportFilesFailed   metric.Int64Counter
 	ProfileimportFilesImported metric.Int64Counter
+	ProfileimportOffheapMemory metric.Int64ObservableGauge
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -39,6 +42,31 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterProfileimportOffheapMemoryCallback sets callback for observable ProfileimportOffheapMemory metric.
+func (builder *TelemetryBuilder) RegisterProfileimportOffheapMemoryCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProfileimportOffheapMemory, obs: o})
+		return nil
+	}, builder.ProfileimportOffheapMemory)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -69,6 +97,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_profileimport_files_imported",
 		metric.WithDescription("Profile files imported. [Development]"),
 		metric.WithUnit("{file}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProfileimportOffheapMemory, err = builder.meter.Int64ObservableGauge(
+		"otelcol_profileimport_offheap_memory",
+		metric.WithDescription("Memory the process holds mapped outside the Go heap for Kineto imports' event tables, including regions kept for the next import; GOMEMLIMIT and the memory_limiter processor do not count it. Process-wide, at most 32 MiB. [Development]"),
+		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

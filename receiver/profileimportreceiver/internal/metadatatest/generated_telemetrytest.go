@@ -52,3 +52,17 @@ func AssertEqualProfileimportFilesImported(t *testing.T, tt *componenttest.Telem
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
+
+func AssertEqualProfileimportOffheapMemory(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_profileimport_offheap_memory",
+		Description: "Memory the process holds mapped outside the Go heap for Kineto imports' event tables, including regions kept for the next import; GOMEMLIMIT and the memory_limiter processor do not count it. Process-wide, at most 32 MiB. [Development]",
+		Unit:        "By",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_profileimport_offheap_memory")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
