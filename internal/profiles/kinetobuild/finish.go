@@ -142,7 +142,7 @@ func (b *Builder) FinishBatches(md kineto.Metadata, file string, batchSpans int,
 	var res Result
 	res.Traces = ptrace.NewTraces()
 	if b.done {
-		return res, errors.New("profile: Finish called twice")
+		return res, errors.New("profile: Finish called after Finish or Release")
 	}
 	b.done = true
 	defer b.release()
