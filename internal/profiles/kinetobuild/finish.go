@@ -667,6 +667,7 @@ func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file stri
 // unmaps the tables' chunks: nothing refers to them any more.
 func (b *Builder) release() {
 	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, table[extra]{}, table[memEvent]{}, table[flow]{}
+	b.wide = nil
 	if b.arena != nil {
 		b.cleanup.Stop()
 		b.arena.Free()
