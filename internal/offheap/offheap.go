@@ -97,9 +97,10 @@ type pooledRegion struct {
 	freedAt time.Time
 }
 
-// Arena hands out slices of memory it maps outside the Go heap, region by
-// region, and unmaps them all in Free. The zero value is ready to use. An
-// Arena is used by one goroutine at a time.
+// Arena hands out slices of memory mapped outside the Go heap, region by
+// region (from the pool when one waits there), and gives them all back in
+// Free. The zero value is ready to use. An Arena is used by one goroutine
+// at a time.
 type Arena struct {
 	regions []region
 	free    uintptr // unused bytes at the end of the newest region
@@ -133,8 +134,8 @@ func Make[E any](a *Arena, n int) []E {
 	return unsafe.Slice((*E)(p), n)[:0]
 }
 
-// alloc returns size bytes (zeroed: fresh anonymous memory is, and memory
-// is never reused before Free) aligned to align, or nil.
+// alloc returns size bytes aligned to align, zeroed (fresh anonymous
+// memory is zero; what a pooled region hands out is cleared), or nil.
 func (a *Arena) alloc(size uintptr) unsafe.Pointer {
 	size = (size + align - 1) &^ (align - 1)
 	if size > a.free {
