@@ -67,6 +67,10 @@ var (
 // counting the regions kept for reuse (Pooled).
 func InUse() int64 { return mapped.Load() - pooled.Load() }
 
+// Held reports all the bytes the process holds mapped here: InUse and
+// Pooled, what counts against Budget.
+func Held() int64 { return mapped.Load() }
+
 // Pooled reports the bytes of regions given back by Free and kept mapped
 // for the next Arena.
 func Pooled() int64 { return pooled.Load() }
@@ -257,13 +261,14 @@ func (a *Arena) Mapped() int64 {
 // afterwards; Free on an empty Arena does nothing.
 func (a *Arena) Free() {
 	now := time.Now()
+	pool.Lock()
+	defer pool.Unlock()
 	for _, r := range a.regions {
 		if r.size != regionSize {
 			unmapRegion(r.base, r.size)
 			mapped.Add(-int64(r.size))
 			continue
 		}
-		pool.Lock()
 		pool.regions = append(pool.regions, pooledRegion{r.base, now})
 		pooled.Add(regionSize)
 		if pool.timer == nil {
@@ -271,38 +276,24 @@ func (a *Arena) Free() {
 		} else if len(pool.regions) == 1 {
 			pool.timer.Reset(idleRelease)
 		}
-		pool.Unlock()
 	}
 	*a = Arena{}
 }
 
-// pointerFree caches hasPointers by type: Make is called once per table
-// chunk, with a handful of types.
-var pointerFree sync.Map // reflect.Type -> bool (true: holds pointers)
-
 // hasPointers reports whether values of t hold anything the Go collector
 // must see: pointers, slices, strings, maps, channels, functions,
-// interfaces.
+// interfaces. Make asks once per table chunk, so it is not cached.
 func hasPointers(t reflect.Type) bool {
-	if v, ok := pointerFree.Load(t); ok {
-		return v.(bool)
-	}
-	has := walkPointers(t)
-	pointerFree.Store(t, has)
-	return has
-}
-
-func walkPointers(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		return false
 	case reflect.Array:
-		return t.Len() > 0 && walkPointers(t.Elem())
+		return t.Len() > 0 && hasPointers(t.Elem())
 	case reflect.Struct:
 		for i := range t.NumField() {
-			if walkPointers(t.Field(i).Type) {
+			if hasPointers(t.Field(i).Type) {
 				return true
 			}
 		}

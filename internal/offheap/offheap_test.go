@@ -111,12 +111,20 @@ func drainPool(t *testing.T) {
 	t.Cleanup(func() { releasePooled(time.Time{}) })
 }
 
-func TestBudgetIsSharedAndReturnedByFree(t *testing.T) {
+// withBudget runs a test (Linux only) with the pool drained and the budget
+// set to budget, restored afterwards; it returns InUse at the start.
+func withBudget(t *testing.T, budget int64) int64 {
+	t.Helper()
 	skipOffLinux(t)
 	drainPool(t)
-	defer func(l int64) { limit = l }(limit)
-	limit = 2 * regionSize
-	start := InUse()
+	saved := limit
+	t.Cleanup(func() { limit = saved })
+	limit = budget
+	return InUse()
+}
+
+func TestBudgetIsSharedAndReturnedByFree(t *testing.T) {
+	start := withBudget(t, 2*regionSize)
 	var a, b Arena
 	if Make[byte](&a, regionSize) == nil {
 		t.Fatal("first region refused")
@@ -208,11 +216,7 @@ func TestLargeSliceGetsARegionOfItsOwn(t *testing.T) {
 }
 
 func TestArenasInParallelStayWithinBudget(t *testing.T) {
-	skipOffLinux(t)
-	drainPool(t)
-	defer func(l int64) { limit = l }(limit)
-	limit = 3 * regionSize
-	start := InUse()
+	start := withBudget(t, 3*regionSize)
 	var wg sync.WaitGroup
 	got := make([]int, 8)
 	for g := range got {

@@ -76,7 +76,7 @@ func newImporter(cfg *Config, set receiver.Settings) (*importer, error) {
 	// What the Kineto import maps outside the Go heap (internal/offheap):
 	// the one figure of the receiver's memory GOMEMLIMIT cannot see.
 	if err := tb.RegisterProfileimportOffheapMemoryCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(offheap.InUse() + offheap.Pooled())
+		o.Observe(offheap.Held())
 		return nil
 	}); err != nil {
 		return nil, err

@@ -128,10 +128,9 @@ const (
 // fields take at full width: the 54 MB trace keeps 123k of them, and the
 // 2 MB this saves took its import's peak RSS from 26.1 to 24.5 MB (median
 // of 20 alternating cold runs; largest 28.0 against 26.4). Ids,
-// thread, category and device are read through the Builder's accessors
-// (corr, ext, threadOf, catOf, deviceOf): a value that does not fit its
-// narrow field, which real traces do not write, is kept whole in
-// Builder.wide and the node is flagged fWide.
+// thread, category and device are read through Builder.full: a value
+// that does not fit its narrow field, which real traces do not write, is
+// kept whole in Builder.wide and the node is flagged fWide.
 type node struct {
 	start int64 // ts as written (ns); Metadata.BaseTimeNs added in Finish
 	dur   int64
@@ -158,13 +157,11 @@ type wideNode struct {
 }
 
 // narrow stores w in n, or in b.wide under index i when a value does not
-// fit.
+// survive its narrow field.
 func (b *Builder) narrow(i int32, n *node, w wideNode) {
-	fits := func(v int64, lo, hi int64) bool { return v >= lo && v <= hi }
-	if fits(w.corr, -1, 1<<31-1) && fits(w.ext, -1, 1<<31-1) && w.thread < 1<<16 && w.cat < 1<<16 &&
-		fits(int64(w.device), -1, 1<<15-1) {
-		n.corr32, n.ext32 = int32(w.corr), int32(w.ext)
-		n.thread16, n.cat16, n.device16 = uint16(w.thread), uint16(w.cat), int16(w.device)
+	n.corr32, n.ext32 = int32(w.corr), int32(w.ext)
+	n.thread16, n.cat16, n.device16 = uint16(w.thread), uint16(w.cat), int16(w.device)
+	if n.narrowFields() == w {
 		return
 	}
 	if b.wide == nil {
@@ -174,39 +171,28 @@ func (b *Builder) narrow(i int32, n *node, w wideNode) {
 	n.flags |= fWide
 }
 
-func (b *Builder) corr(i int32, n *node) int64 {
-	if n.flags&fWide != 0 {
-		return b.wide[i].corr
-	}
-	return int64(n.corr32)
+// narrowFields is what n's narrow fields hold, at full width.
+func (n *node) narrowFields() wideNode {
+	return wideNode{corr: int64(n.corr32), ext: int64(n.ext32), thread: uint32(n.thread16), cat: uint32(n.cat16), device: int32(n.device16)}
 }
 
-func (b *Builder) ext(i int32, n *node) int64 {
+// full returns node i's ids, thread, category and device at full width,
+// from the node or, when it is flagged fWide, from b.wide.
+func (b *Builder) full(i int32, n *node) wideNode {
 	if n.flags&fWide != 0 {
-		return b.wide[i].ext
+		return b.wide[i]
 	}
-	return int64(n.ext32)
+	return n.narrowFields()
 }
 
+// threadOf is full(i, n).thread without building the whole wideNode (five
+// fields: the compiler keeps it in memory, not registers): the CPU tree's
+// sweep asks for a node's thread at every step.
 func (b *Builder) threadOf(i int32, n *node) uint32 {
 	if n.flags&fWide != 0 {
 		return b.wide[i].thread
 	}
 	return uint32(n.thread16)
-}
-
-func (b *Builder) catOf(i int32, n *node) uint32 {
-	if n.flags&fWide != 0 {
-		return b.wide[i].cat
-	}
-	return uint32(n.cat16)
-}
-
-func (b *Builder) deviceOf(i int32, n *node) int32 {
-	if n.flags&fWide != 0 {
-		return b.wide[i].device
-	}
-	return int32(n.device16)
 }
 
 func (n *node) end() int64 { return n.start + n.dur }

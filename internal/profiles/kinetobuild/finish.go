@@ -546,28 +546,29 @@ func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pc
 	sp.SetName(b.strs[nd.name])
 	sp.SetStartTimestamp(pcommon.Timestamp(nd.start + off))
 	sp.SetEndTimestamp(pcommon.Timestamp(nd.end() + off))
+	w := b.full(i, nd)
 	a := sp.Attributes()
-	a.EnsureCapacity(b.attrCount(t, nd, i))
-	a.PutStr(spec.AttrProfileCategory, b.strs[b.catOf(i, nd)])
+	a.EnsureCapacity(b.attrCount(t, nd, i, w))
+	a.PutStr(spec.AttrProfileCategory, b.strs[w.cat])
 	if p := t.modPath[i]; p != 0 {
 		a.PutStr(spec.AttrProfileModulePath, b.strs[p])
 	}
-	if dev := b.deviceOf(i, nd); dev >= 0 {
-		a.PutInt(spec.AttrProfileDevice, int64(dev))
+	if w.device >= 0 {
+		a.PutInt(spec.AttrProfileDevice, int64(w.device))
 	}
 	if nd.stream >= 0 {
 		a.PutInt(spec.AttrProfileStream, int64(nd.stream))
 	}
 	if nd.kind != kPython {
-		if ext := b.ext(i, nd); ext >= 0 {
-			a.PutInt(spec.AttrProfileExternalID, ext)
+		if w.ext >= 0 {
+			a.PutInt(spec.AttrProfileExternalID, w.ext)
 		}
-		if corr := b.corr(i, nd); corr >= 0 {
-			a.PutInt(spec.AttrProfileCorrelation, corr)
+		if w.corr >= 0 {
+			a.PutInt(spec.AttrProfileCorrelation, w.corr)
 		}
 	}
 	if nd.kind.cpu() {
-		if th := &b.threads[b.threadOf(i, nd)]; th.tidStr == "" {
+		if th := &b.threads[w.thread]; th.tidStr == "" {
 			a.PutInt(spec.AttrThreadID, th.tid)
 		}
 	}
@@ -582,26 +583,26 @@ func (b *Builder) fillSpan(sp ptrace.Span, t *tree, keep []bool, i int32, tid pc
 
 // attrCount is the exact number of attributes emitSpans puts on node i's
 // span, so that the attribute map is allocated once at its final size.
-func (b *Builder) attrCount(t *tree, nd *node, i int32) int {
+func (b *Builder) attrCount(t *tree, nd *node, i int32, w wideNode) int {
 	c := 1
 	if t.modPath[i] != 0 {
 		c++
 	}
-	if b.deviceOf(i, nd) >= 0 {
+	if w.device >= 0 {
 		c++
 	}
 	if nd.stream >= 0 {
 		c++
 	}
 	if nd.kind != kPython {
-		if b.ext(i, nd) >= 0 {
+		if w.ext >= 0 {
 			c++
 		}
-		if b.corr(i, nd) >= 0 {
+		if w.corr >= 0 {
 			c++
 		}
 	}
-	if nd.kind.cpu() && b.threads[b.threadOf(i, nd)].tidStr == "" {
+	if nd.kind.cpu() && b.threads[w.thread].tidStr == "" {
 		c++
 	}
 	if nd.extra != 0 {
@@ -664,7 +665,7 @@ func (b *Builder) fillResource(r pcommon.Resource, md kineto.Metadata, file stri
 }
 
 // release drops the builder's state once Finish has built the result, and
-// unmaps the tables' chunks: nothing refers to them any more.
+// gives the tables' mapped chunks back: nothing refers to them any more.
 func (b *Builder) release() {
 	b.nodes, b.extras, b.mems, b.flows = nodeTable{}, table[extra]{}, table[memEvent]{}, table[flow]{}
 	b.wide = nil

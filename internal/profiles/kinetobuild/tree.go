@@ -127,7 +127,7 @@ func (t *tree) buildCPUTree() {
 	// Maps are sized up front: growing them rehashes and leaves garbage.
 	nPy := 0
 	for i := int32(0); i < nodes.len(); i++ {
-		if n := nodes.at(i); n.kind == kPython && b.corr(i, n) >= 0 {
+		if n := nodes.at(i); n.kind == kPython && b.full(i, n).corr >= 0 {
 			nPy++
 		}
 	}
@@ -137,7 +137,7 @@ func (t *tree) buildCPUTree() {
 	pyIdx := make(map[int64]int32, nPy)
 	for i := int32(0); i < nodes.len(); i++ {
 		if n := nodes.at(i); n.kind == kPython {
-			if id := b.corr(i, n); id >= 0 {
+			if id := b.full(i, n).corr; id >= 0 {
 				if _, dup := pyIdx[id]; !dup {
 					pyIdx[id] = i
 				}
@@ -152,7 +152,7 @@ func (t *tree) buildCPUTree() {
 		if n.kind != kPython {
 			continue
 		}
-		parentID := b.ext(i, n)
+		parentID := b.full(i, n).ext
 		if parentID < 0 {
 			continue
 		}
@@ -229,14 +229,14 @@ func (t *tree) linkGPU() {
 		n := nodes.at(i)
 		switch n.kind {
 		case kRuntime:
-			if id := b.corr(i, n); id >= 0 {
+			if id := b.full(i, n).corr; id >= 0 {
 				if _, dup := byCorr[id]; !dup {
 					byCorr[id] = i
 				}
 			}
 		case kAnnotation:
 			anns = append(anns, i)
-			if id := b.ext(i, n); id >= 0 {
+			if id := b.full(i, n).ext; id >= 0 {
 				if _, dup := annByExt[id]; !dup {
 					annByExt[id] = i
 				}
@@ -282,13 +282,15 @@ func (t *tree) linkGPU() {
 		n := nodes.at(i)
 		switch {
 		case n.kind == kGPUAnnotation:
-			if p, ok := annByExt[b.ext(i, n)]; ok && b.ext(i, n) >= 0 {
+			ext := b.full(i, n).ext
+			if p, ok := annByExt[ext]; ok && ext >= 0 {
 				n.parent = p
 			} else {
 				unmatched = append(unmatched, i)
 			}
 		case n.kind.launched():
-			if p, ok := byCorr[b.corr(i, n)]; ok && b.corr(i, n) >= 0 {
+			w := b.full(i, n)
+			if p, ok := byCorr[w.corr]; ok && w.corr >= 0 {
 				n.parent = p
 				continue
 			}
@@ -296,7 +298,7 @@ func (t *tree) linkGPU() {
 				if flowEnd == nil {
 					initFlows()
 				}
-				if id, ok := flowEnd[tts{b.threadOf(i, n), n.start}]; ok {
+				if id, ok := flowEnd[tts{w.thread, n.start}]; ok {
 					if s, ok := flowStart[id]; ok {
 						if p, ok := runtimeAt[s]; ok {
 							n.parent = p
