@@ -6,12 +6,14 @@ package kineto
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -374,6 +376,66 @@ func TestPlainIntMatchesDecimal(t *testing.T) {
 				want, ok, valid := parseDecimal(b[:end], scale)
 				if n != end || !valid || !ok || v != want {
 					t.Fatalf("%q scale %d: plainInt %d (%d bytes), parseDecimal %d ok %v valid %v", txt, scale, v, n, want, ok, valid)
+				}
+			}
+		}
+	}
+}
+
+func TestPlainIntTakesKinetoNumbers(t *testing.T) {
+	// The forms ts, dur and ids take in Kineto traces go the fast way
+	// (integers up to 18 digits, eight at a time and the rest one by
+	// one; fractions up to the scale); the others are left to
+	// parseDecimal (TestPlainIntMatchesDecimal checks the values).
+	for _, c := range []struct {
+		txt   string
+		scale int
+		want  int64 // 0: not taken
+	}{
+		{"1669783687464181,", 3, 1669783687464181000},
+		{"1694039968955744.123,", 3, 1694039968955744123},
+		{"1694039968955744.5}", 3, 1694039968955744500},
+		{"-12.25 ", 3, -12250},
+		{"0.001,", 3, 1},
+		{"12345678,", 0, 12345678},
+		{"123456789012345678,", 0, 123456789012345678},
+		{"-123456789012345678,", 0, -123456789012345678},
+		{"12345678901234567,", 0, 12345678901234567},
+		{"12345678e3,", 0, 0},
+		{"1234567890123456789,", 0, 0},  // 19 digits: parseDecimal's
+		{"9223372036854775.808,", 3, 0}, // past int64
+		{"1.2345,", 3, 0},               // truncated: parseDecimal's
+		{"1.5,", 0, 0},
+		{"1.,", 3, 0},
+		{"1.5e3,", 3, 0},
+		{"1669783687464181", 3, 0}, // may go on past the buffer
+	} {
+		v, n := plainInt([]byte(c.txt), c.scale)
+		if c.want == 0 {
+			if n != 0 {
+				t.Errorf("%q scale %d: taken (%d, %d bytes), want it left to parseDecimal", c.txt, c.scale, v, n)
+			}
+			continue
+		}
+		if n != len(c.txt)-1 || v != c.want {
+			t.Errorf("%q scale %d: %d (%d bytes), want %d (%d bytes)", c.txt, c.scale, v, n, c.want, len(c.txt)-1)
+		}
+	}
+}
+
+func TestEightDigits(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("31415926")
+			b[pos] = byte(c)
+			w := binary.LittleEndian.Uint64(b)
+			if got, want := eightDigits(w), c >= '0' && c <= '9'; got != want {
+				t.Fatalf("%q: eightDigits %v, want %v", b, got, want)
+			}
+			if c >= '0' && c <= '9' {
+				want, _ := strconv.ParseUint(string(b), 10, 64)
+				if got := eightDigitsValue(w); got != want {
+					t.Fatalf("%q: eightDigitsValue %d, want %d", b, got, want)
 				}
 			}
 		}
