@@ -216,29 +216,3 @@ func mergeRuns(s []int32, rs []run, out []int32, less func(a, b int32) bool) {
 		down(0)
 	}
 }
-
-// selectKeys reorders s so that s[:k] holds its k smallest keys, in no
-// particular order (quickselect; sorts outright past the depth limit).
-func selectKeys(s []sortKey, k int) {
-	depth := 2 * bits.Len(uint(len(s)))
-	for len(s) > 16 && k > 0 && k < len(s) {
-		if depth == 0 {
-			heapSortKeys(s)
-			return
-		}
-		depth--
-		p := partitionKeys(s)
-		switch {
-		case k <= p:
-			s = s[:p]
-		case k == p+1:
-			return
-		default:
-			k -= p + 1
-			s = s[p+1:]
-		}
-	}
-	if k > 0 && k < len(s) {
-		quickSortKeys(s, 0)
-	}
-}
