@@ -211,6 +211,7 @@ func (b *Builder) emitMetrics(md pmetric.Metrics, acc *memAccount, off, winStart
 				dp.SetTimestamp(pcommon.Timestamp(e.ts + off))
 				dp.SetIntValue(s.get(e))
 				a := dp.Attributes()
+				a.EnsureCapacity(2) // one allocation for both, not one each
 				a.PutInt(spec.AttrProfileDevice, dev)
 				a.PutStr(spec.AttrProfileFile, file)
 			}
