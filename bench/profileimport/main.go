@@ -45,6 +45,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -265,12 +266,20 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 		"file", "MB", "py s", "MB/s", "RSS", "floor s", "MB/s", "parse s", "MB/s", "RSS", "py/prs", "py/flr")
 	for _, in := range files {
 		res := map[string]benchutil.Measured{}
+		var paired []float64 // each round's python ÷ import (2 workers)
 		for r := 0; r < max(runs, 1); r++ {
+			var pyWall time.Duration
 			for _, sd := range sides {
 				name, args := sd.args(in)
 				m, err := benchutil.Measure(1, name, args...)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", sd.name, in.path, err)
+				}
+				switch sd.name {
+				case "python":
+					pyWall = m.Wall
+				case "import2":
+					paired = append(paired, pyWall.Seconds()/m.Wall.Seconds())
 				}
 				if best, ok := res[sd.name]; ok {
 					m = best.Faster(m)
@@ -285,7 +294,7 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 		if fl.Bytes != in.trace {
 			return fmt.Errorf("floor on %s read %d bytes, want %d", in.path, fl.Bytes, in.trace)
 		}
-		rows = append(rows, row{in, res})
+		rows = append(rows, row{in, res, paired})
 		mb := float64(in.trace) / 1e6
 		py, flo, prs := res["python"], res["floor"], res["parse"]
 		fmt.Printf("%-46s %13s | %7.3f %7.1f %6.0fM | %7.3f %7.0f | %7.3f %7.1f %6.1fM | %6.1f× %6.1f×\n",
@@ -346,6 +355,18 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 		targetSpeedup, minTargetSize/1e6, mark(speedMet), minSpeed, worstSpeed, worstBound)
 	fmt.Printf("raw peak RSS ≤ %.1f× the trace on every trace ≥ %.0f MB (2 workers): %s (highest %.3f×, %s)\n",
 		targetRSS, minTargetSize/1e6, mark(rssMet), maxRSS, worstRSS)
+	fmt.Println()
+	fmt.Println("The speedup round by round (python's run ÷ the 2-worker import's run of the same round, seconds apart),")
+	fmt.Println("for reading the verdict above on a shared machine: its spread is the machine's, not the code's.")
+	for _, rw := range rows {
+		if rw.in.trace < minTargetSize || len(rw.paired) == 0 {
+			continue
+		}
+		p := slices.Clone(rw.paired)
+		slices.Sort(p)
+		fmt.Printf("%-46s %13s | rounds %d: median %.1f×, lowest %.1f×, highest %.1f×\n",
+			rw.in.name(), rw.in.mbText(), len(p), median(p), p[0], p[len(p)-1])
+	}
 	var large []row
 	for _, rw := range rows {
 		if rw.in.trace >= minTargetSize {
@@ -359,10 +380,24 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 	return coldBound(large, warmCPU)
 }
 
+// median of sorted values.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
 // row is one file's measurements, by side.
 type row struct {
 	in  input
 	res map[string]benchutil.Measured
+	// paired is each round's python ÷ import (2 workers) wall time: the
+	// two runs of a round are seconds apart, so a slow spell of a shared
+	// machine weighs on both, where fastest ÷ fastest pairs runs from
+	// different moments.
+	paired []float64
 }
 
 // coldBound prints what bounds the cold 2-worker import of each trace of
