@@ -373,7 +373,6 @@ func (t *tree) selectSpans(st *Stats) []bool {
 			}
 		}
 	}
-	vals = nil
 	sortByKey(tier, func(i int32) (int64, int64) {
 		l := launcher(i)
 		return -gpu[l], int64(l)
