@@ -614,11 +614,10 @@ func (p *parser) eventsParallel() {
 		} else {
 			// Room for a block of short events from the start: grown
 			// by append from nothing, each job's events moved through
-			// ten ever larger arrays (a fifth of the parallel parse's
-			// first touches of hta-df_index_resolver, in perf's
-			// page-fault samples). A slot an event does not reach is
-			// never written, and memory fresh from the OS is not
-			// touched until it is.
+			// ten ever larger arrays (0.14 s of CPU in growslice over
+			// 15 cold imports of hta-df_index_resolver). A slot no
+			// event reaches is not written, and memory fresh from the
+			// OS is not touched until it is.
 			j = &job{events: make([]Event, 0, p.blockSize/minEventBytes)}
 		}
 		j.b, j.idx, j.start, j.stopAt = b, idx, b.off+int64(idx), -1
