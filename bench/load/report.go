@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/llmops-otel/otelcol-llmops/bench/internal/benchutil"
 )
 
 // The targets of issue 18 §3 and of issue 22 ("Footprint").
@@ -63,7 +65,7 @@ func footprintOf(ss []sample) footprint {
 	}
 	last := ss[len(ss)-1]
 	f.finalRSS, f.finalAnon, f.finalFile = last.rssKB, last.anonKB, last.fileKB
-	f.medRSS, f.medAnon = median(rss), median(anon)
+	f.medRSS, f.medAnon = benchutil.Median(rss), benchutil.Median(anon)
 	if wall := (last.at - ss[0].at).Seconds(); wall > 0 {
 		f.cpuPerSec = (last.cpu - ss[0].cpu).Seconds() / wall
 	}
@@ -177,7 +179,7 @@ func report(o options, idle, load []sample, drain sample, tr *traffic, limiterLo
 			tail = append(tail, float64(s.rssKB))
 		}
 	}
-	mh, mt := median(head), median(tail)
+	mh, mt := benchutil.Median(head), benchutil.Median(tail)
 	ratio := mt / mh
 	fmt.Printf("  RSS flatness: median of the %s = %s / %s = %.3f\n", what, mib(int64(mt)), mib(int64(mh)), ratio)
 

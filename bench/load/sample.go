@@ -184,16 +184,3 @@ func (t telemetry) byLabel(name, label string) map[string]float64 {
 	}
 	return out
 }
-
-// median of xs (which it sorts).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}

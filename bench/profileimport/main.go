@@ -363,9 +363,9 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 			continue
 		}
 		p := slices.Clone(rw.paired)
-		slices.Sort(p)
+		med := benchutil.Median(p) // sorts p
 		fmt.Printf("%-46s %13s | rounds %d: median %.1f×, lowest %.1f×, highest %.1f×\n",
-			rw.in.name(), rw.in.mbText(), len(p), median(p), p[0], p[len(p)-1])
+			rw.in.name(), rw.in.mbText(), len(p), med, p[0], p[len(p)-1])
 	}
 	var large []row
 	for _, rw := range rows {
@@ -378,15 +378,6 @@ func run(sizeMB, runs, passes int, dir, fixtures, pythonCmd string) error {
 		return err
 	}
 	return coldBound(large, warmCPU)
-}
-
-// median of sorted values.
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // row is one file's measurements, by side.

@@ -329,9 +329,9 @@ func (t *tree) selectSpans(st *Stats) []bool {
 			tier = append(tier, i)
 		}
 	}
-	var vals []int64 // firstK's scratch
+	var vals []int64 // firstK's scratch, shared by the first two tiers
 	if len(tier) > left {
-		vals = make([]int64, 0, len(tier))
+		vals = slices.Grow(vals[:0], len(tier))
 		firstK(tier, left, func(i int32) int64 { return -int64(nodes.at(i).flags & fStep) },
 			func(i int32) int64 { return -nodes.at(i).dur }, vals)
 	}
@@ -597,8 +597,12 @@ func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func
 	for first := -1; first < nKept; {
 		n := min(batchSpans, nKept-first)
 		td, spans := signals.NewSpanBatch(resource, n)
+		want := n // this batch's nodes: n spans, the first batch's root among them
+		if first < 0 {
+			want--
+		}
 		nodes = nodes[:0]
-		for len(nodes) < first+n-max(first, 0) {
+		for len(nodes) < want {
 			if keep[scan] {
 				nodes = append(nodes, int32(scan))
 			}
