@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kineto"
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles/signals"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 	"github.com/llmops-otel/otelcol-llmops/internal/testutil"
 )
@@ -96,6 +97,42 @@ func TestFixtureDFIndexResolverMemory(t *testing.T) {
 	}
 	if sum != want[1] {
 		t.Errorf("metric sum = %d", sum)
+	}
+	// The caching allocator's totals: 26,770 CUDA memory events, thinned
+	// to MaxMemoryPoints buckets of the window that keep their highest
+	// point, so the peaks a reader looks for survive.
+	// python3 -c "import gzip,json; ev=[e['args'] for e in
+	//   json.load(gzip.open('/work/shared/fixtures/traces/hta-df_index_resolver.json.gz'))['traceEvents']
+	//   if e.get('name')=='[memory]' and e['args'].get('Device Type')==1];
+	//   print(len(ev), max(a['Total Allocated'] for a in ev), min(a['Total Allocated'] for a in ev),
+	//   max(a['Total Reserved'] for a in ev))"
+	// -> 26770 6629508096 4096614400 12782141440
+	peaks := map[string][2]int64{}
+	for i := 0; i < ms.Len(); i++ {
+		m := ms.At(i)
+		if m.Name() != MetricMemoryTotalAllocated && m.Name() != MetricMemoryTotalReserved {
+			continue
+		}
+		dps := m.Gauge().DataPoints()
+		// 8,034 of the 10,000 buckets hold an event.
+		if dps.Len() != 8034 {
+			t.Errorf("%s: %d points, want 8034 (thinned to at most %d)", m.Name(), dps.Len(), signals.MaxMemoryPoints)
+		}
+		lo, hi := int64(1<<62), int64(0)
+		for j := 0; j < dps.Len(); j++ {
+			dp := dps.At(j)
+			if d, _ := dp.Attributes().Get(spec.AttrProfileDevice); d.Int() != 1 {
+				t.Fatalf("%s point %d on device %d", m.Name(), j, d.Int())
+			}
+			lo, hi = min(lo, dp.IntValue()), max(hi, dp.IntValue())
+		}
+		peaks[m.Name()] = [2]int64{lo, hi}
+	}
+	if got := peaks[MetricMemoryTotalAllocated]; got[1] != 6629508096 || got[0] < 4096614400 {
+		t.Errorf("Total Allocated points range %v, want highest 6629508096 and none under 4096614400", got)
+	}
+	if got := peaks[MetricMemoryTotalReserved]; got[1] != 12782141440 {
+		t.Errorf("Total Reserved points peak at %d, want 12782141440", got[1])
 	}
 	// 123378 span-eligible events + root over the default budget.
 	if res.Stats.Spans != DefaultSpanBudget || res.Stats.SpansDropped != 123379-DefaultSpanBudget {
