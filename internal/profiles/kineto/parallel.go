@@ -581,6 +581,12 @@ func (p *parser) eventsParallel() {
 			close(queued)
 			wg.Wait()
 			s.stopReadAhead()
+			// Reads go on from the stream (reseat), but no block is
+			// read into a spare buffer any more: let them go with the
+			// rest of the parallel parse's working set.
+			s.spareMu.Lock()
+			s.spare = nil
+			s.spareMu.Unlock()
 		}
 	}
 	defer stop()
