@@ -559,10 +559,16 @@ var kindNames = [...]string{kOther: "other", kAnnotation: "annotation", kGPUAnno
 // emitSpans builds the spans (the root, then the kept nodes in node
 // order) in batches of at most batchSpans (<= 0: unbounded), each under a
 // copy of resource, and hands each full batch to emit before building the
-// next. A batch's spans are allocated in order, then filled by two
-// goroutines (each span is written by one only; everything they read is
-// final by now), which halves the longest serial step after the parse
-// without holding more than one batch.
+// next, on the caller's goroutine. Building each batch's second half on
+// another goroutine, as this did from 29 November, no longer shortened
+// the import: in alternating cold imports of the 54 MB trace one
+// goroutine took the same wall time (medians 224.3 against 226.0 ms over
+// 80 runs, 185.8 against 185.5 and, on its .gz, 218.7 against 221.3 over
+// 40) for 13-24 ms less CPU and 0.5-0.7 MiB less RSS; the 541 MB trace
+// 1.42 against 1.52 s (5 runs). Allocating pdata is most of the work,
+// and the collector, which a heap this small runs every 2-3 MB, takes
+// the other core; the spans-only floor (kinetoparse -floor-spans) shows
+// the same: 83.8 against 83.7 ms, 16 ms more CPU on two goroutines.
 func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func(ptrace.Traces) error,
 	t *tree, keep []bool, tid pcommon.TraceID, ids signals.SpanIDs,
 	off, winStart, winEnd int64, base string, st *Stats) error {
@@ -611,34 +617,9 @@ func (b *Builder) emitSpans(resource pcommon.Resource, batchSpans int, emit func
 		if first < 0 {
 			signals.FillRoot(spans.AppendEmpty(), tid, rootID, base, winStart, winEnd)
 		}
-		fill := func(dst ptrace.SpanSlice, from, to int, counts *[len(kindNames)]int64) {
-			for j := from; j < to; j++ {
-				i := nodes[j]
-				b.fillSpan(dst.AppendEmpty(), t, keep, i, tid, ids, off)
-				counts[t.nodes.at(i).kind]++
-			}
-		}
-		var other [len(kindNames)]int64
-		half := len(nodes) / 2
-		if len(nodes) >= 1024 {
-			// The second half's spans are allocated, not only filled, on
-			// the other goroutine, in a slice of their own moved after
-			// the first half's (pointers copied): appending them all
-			// here first was 7.7 ms of CPU per import of
-			// hta-df_index_resolver (CPU profile, 30 imports) on this
-			// goroutine alone, while the other waited.
-			second := ptrace.NewSpanSlice()
-			second.EnsureCapacity(len(nodes) - half)
-			done := make(chan struct{})
-			go func() { fill(second, half, len(nodes), &other); close(done) }()
-			fill(spans, 0, half, &byKind)
-			<-done
-			second.MoveAndAppendTo(spans)
-		} else {
-			fill(spans, 0, len(nodes), &byKind)
-		}
-		for k, c := range other {
-			byKind[k] += c
+		for _, i := range nodes {
+			b.fillSpan(spans.AppendEmpty(), t, keep, i, tid, ids, off)
+			byKind[t.nodes.at(i).kind]++
 		}
 		st.Spans += int64(n)
 		first += n
