@@ -16,7 +16,11 @@
 // first touch of its memory and a heap still growing, the later ones run
 // as an import in the long-lived receiver does.
 //
-//	go run ./internal/profiles/kineto/cmd/kinetoparse [-max-bytes N] [-import] [-workers N] [-floor] [-repeat N] FILE...
+// With -floor -floor-spans N it also builds N spans the way the import
+// hands them over, from nothing read: the floor under an import that
+// hands over that many spans (see spansFloor).
+//
+//	go run ./internal/profiles/kineto/cmd/kinetoparse [-max-bytes N] [-import] [-workers N] [-floor [-floor-spans N]] [-repeat N] FILE...
 package main
 
 import (
@@ -91,6 +95,9 @@ func run() int {
 	flag.StringVar(&c.heapProfile, "heapprofile", "", "write the heap in use when a parse ends (before the import's Finish: what the builder holds) to this file, "+
 		"and with -import the heap in use halfway through the spans (FILE.finish: what the finish holds while it hands spans over) (for tuning)")
 	floor := flag.Bool("floor", false, "only read (and gunzip) each file, parsing nothing: the floor under the import")
+	floorSpans := flag.Int("floor-spans", 0, "with -floor: after reading, build this many spans as the import hands them over "+
+		"(batches of 2,000, the attributes of the 54 MB fixture's import in its proportions), nothing parsed: "+
+		"the floor under an import that hands over that many spans")
 	repeat := flag.Int("repeat", 1, "pass over each file this many times in this process, timing each pass (seconds): "+
 		"the passes after the first run as in the long-lived receiver, on a heap and page cache already warm")
 	flag.Parse()
@@ -108,8 +115,8 @@ func run() int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if flag.NArg() == 0 || *repeat < 1 {
-		fmt.Fprintln(os.Stderr, "usage: kinetoparse [-max-bytes N] [-import] [-workers N] [-floor] [-repeat N >= 1] FILE...")
+	if flag.NArg() == 0 || *repeat < 1 || *floorSpans < 0 || (*floorSpans > 0 && !*floor) {
+		fmt.Fprintln(os.Stderr, "usage: kinetoparse [-max-bytes N] [-import] [-workers N] [-floor [-floor-spans N >= 0]] [-repeat N >= 1] FILE...")
 		return 2
 	}
 	enc := json.NewEncoder(os.Stdout)
@@ -122,7 +129,11 @@ func run() int {
 			if *floor {
 				var n int64
 				n, err = readOnly(path)
-				out = &floorSummary{File: path, Bytes: n}
+				fs := &floorSummary{File: path, Bytes: n}
+				if err == nil && *floorSpans > 0 {
+					fs.Spans = spansFloor(*floorSpans, path)
+				}
+				out = fs
 			} else {
 				var s summary
 				s, err = c.pass(path)
@@ -147,6 +158,8 @@ func run() int {
 type floorSummary struct {
 	File  string `json:"file"`
 	Bytes int64  `json:"bytes"`
+	// Spans is how many spans -floor-spans built.
+	Spans int `json:"spans,omitempty"`
 	passTimes
 }
 
