@@ -38,6 +38,7 @@ import (
 
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kineto"
 	"github.com/llmops-otel/otelcol-llmops/internal/profiles/kinetobuild"
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles/signals"
 )
 
 type summary struct {
@@ -96,7 +97,7 @@ func run() int {
 		"and with -import the heap in use halfway through the spans (FILE.finish: what the finish holds while it hands spans over) (for tuning)")
 	floor := flag.Bool("floor", false, "only read (and gunzip) each file, parsing nothing: the floor under the import")
 	floorSpans := flag.Int("floor-spans", 0, "with -floor: after reading, build this many spans as the import hands them over "+
-		"(batches of 2,000, the attributes of the 54 MB fixture's import in its proportions), nothing parsed: "+
+		"(in the receiver's batches, the attributes of the 54 MB fixture's import in its proportions), nothing parsed: "+
 		"the floor under an import that hands over that many spans")
 	repeat := flag.Int("repeat", 1, "pass over each file this many times in this process, timing each pass (seconds): "+
 		"the passes after the first run as in the long-lived receiver, on a heap and page cache already warm")
@@ -211,7 +212,7 @@ func (c config) pass(path string) (summary, error) {
 		// Spans come in batches, as the receiver takes them: each is
 		// counted and dropped before the next is built.
 		spans, finishProfiled := 0, false
-		res, err := b.FinishBatches(md, path, 2000, func(td ptrace.Traces) error {
+		res, err := b.FinishBatches(md, path, signals.BatchSize, func(td ptrace.Traces) error {
 			spans += td.SpanCount()
 			// Halfway through the default span budget the finish holds
 			// its tree, the memory side's output and a batch: its peak.

@@ -11,10 +11,6 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
-// spansFloorBatch is how many spans each batch holds, as kinetoparse
-// -import hands them over (the receiver's signals.BatchSize).
-const spansFloorBatch = 2000
-
 // spanShapes are the attribute sets spansFloor gives its spans, one per
 // spanShape index below. They follow what the import of the 54 MB fixture
 // (hta-df_index_resolver) emits: CPU ops with a category, a thread and an
@@ -49,7 +45,7 @@ func spanShape(i int) int {
 }
 
 // spansFloor builds n spans as the import hands them over, reading nothing:
-// batches of spansFloorBatch under one resource, the first opening with
+// batches of signals.BatchSize under one resource, the first opening with
 // the root span; each span with its ids derived from a trace id, a
 // parent, a name, start and end, and the attributes of its shape. Each
 // batch is let go when the next is built, as kinetoparse -import lets its
@@ -65,7 +61,7 @@ func spansFloor(n int, file string) int {
 	ra.PutStr(spec.AttrProfileFile, file)
 	built := 0
 	for built < n {
-		size := min(spansFloorBatch, n-built)
+		size := min(signals.BatchSize, n-built)
 		floorBatch(resource, built, size, n, file)
 		built += size
 	}

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/llmops-otel/otelcol-llmops/internal/profiles/signals"
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
@@ -23,10 +24,10 @@ func TestSpansFloorHasTheImportsShape(t *testing.T) {
 		}
 	}
 	resource := pcommon.NewResource()
-	td := floorBatch(resource, 0, spansFloorBatch, 100000, "f.json")
+	td := floorBatch(resource, 0, signals.BatchSize, 100000, "f.json")
 	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
-	if spans.Len() != spansFloorBatch {
-		t.Fatalf("a batch of %d spans, want %d", spans.Len(), spansFloorBatch)
+	if spans.Len() != signals.BatchSize {
+		t.Fatalf("a batch of %d spans, want %d", spans.Len(), signals.BatchSize)
 	}
 	if root := spans.At(0); root.Name() != "f.json" || !root.ParentSpanID().IsEmpty() {
 		t.Errorf("first span %q (parent %v), want the root named after the file", root.Name(), root.ParentSpanID())
