@@ -11,20 +11,23 @@ import (
 	"github.com/llmops-otel/otelcol-llmops/internal/spec"
 )
 
-// spanShapes are the attribute sets spansFloor gives its spans, one per
-// spanShape index below. They follow what the import of the 54 MB fixture
+// spanShapes are the names and attribute sets spansFloor gives its spans,
+// one per spanShape index below. They follow what the import of the 54 MB fixture
 // (hta-df_index_resolver) emits: CPU ops with a category, a thread and an
 // External id; runtime calls with a correlation too; a few with a device
 // as well; kernels with a device, a stream, grid and block.
 var spanShapes = [...]struct {
+	name     string
 	category string
 	ints     []string
 	strs     []string
 }{
-	{"cpu_op", []string{spec.AttrThreadID, spec.AttrProfileExternalID}, nil},
-	{"cuda_runtime", []string{spec.AttrThreadID, spec.AttrProfileExternalID, spec.AttrProfileCorrelation}, nil},
-	{"gpu_memcpy", []string{spec.AttrProfileDevice, spec.AttrProfileStream, spec.AttrProfileExternalID, spec.AttrProfileCorrelation}, nil},
-	{"kernel", []string{spec.AttrProfileDevice, spec.AttrProfileStream, spec.AttrProfileExternalID, spec.AttrProfileCorrelation},
+	{"aten::linear", "cpu_op", []string{spec.AttrThreadID, spec.AttrProfileExternalID}, nil},
+	{"cudaLaunchKernel", "cuda_runtime", []string{spec.AttrThreadID, spec.AttrProfileExternalID, spec.AttrProfileCorrelation}, nil},
+	{"Memcpy HtoD (Pageable -> Device)", "gpu_memcpy",
+		[]string{spec.AttrProfileDevice, spec.AttrProfileStream, spec.AttrProfileExternalID, spec.AttrProfileCorrelation}, nil},
+	{"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+		"kernel", []string{spec.AttrProfileDevice, spec.AttrProfileStream, spec.AttrProfileExternalID, spec.AttrProfileCorrelation},
 		[]string{spec.AttrProfileGrid, spec.AttrProfileBlock}},
 }
 
@@ -71,10 +74,6 @@ func spansFloor(n int, file string) int {
 // floorTraceID is the trace id of the spans floor's spans.
 var floorTraceID = pcommon.TraceID([16]byte{'k', 'i', 'n', 'e', 't', 'o', 'p', 'a', 'r', 's', 'e', '-', 's', 'p', 'a', 'n'})
 
-// floorNames are the spans floor's span names, by shape.
-var floorNames = [len(spanShapes)]string{"aten::linear", "cudaLaunchKernel", "Memcpy HtoD (Pageable -> Device)",
-	"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"}
-
 // floorBatch builds spans from to from+size-1 of the n of the spans floor
 // as one batch under a copy of resource: span 0 is the root.
 func floorBatch(resource pcommon.Resource, from, size, n int, file string) ptrace.Traces {
@@ -89,7 +88,7 @@ func floorBatch(resource pcommon.Resource, from, size, n int, file string) ptrac
 		}
 		shape := &spanShapes[spanShape(i)]
 		ids.Link(sp, floorTraceID, int32(i), int32(i/2)-1)
-		sp.SetName(floorNames[spanShape(i)])
+		sp.SetName(shape.name)
 		sp.SetStartTimestamp(pcommon.Timestamp(start + int64(i)*1000))
 		sp.SetEndTimestamp(pcommon.Timestamp(start + int64(i)*1000 + 45000))
 		a := sp.Attributes()
